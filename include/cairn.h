@@ -1,0 +1,176 @@
+/*
+ * cairn: a log-structured flash file system for raw NOR, raw NAND and managed
+ * (SD/eMMC) flash. This is the only header an application includes.
+ *
+ * Sizes and offsets are int32_t: a file holds at most 2 GiB - 1 bytes.
+ * Every call returns 0 or a count on success and a negative cairn_err on
+ * failure; cairn_strerror names it.
+ */
+#ifndef CAIRN_H
+#define CAIRN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cairn_config.h"
+#include "cairn_device.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CAIRN_VERSION_MAJOR 0
+#define CAIRN_VERSION_MINOR 1
+/* On-disk format version written by this code. */
+#define CAIRN_DISK_VERSION 1
+
+#define CAIRN_NAME_MAX 255 /* bytes in one path component */
+#define CAIRN_ATTR_MAX 64  /* bytes in one custom attribute value */
+
+enum cairn_err {
+    CAIRN_OK = 0,
+    CAIRN_ERR_IO = -1,        /* the device failed */
+    CAIRN_ERR_CORRUPT = -2,   /* on-flash data failed a check */
+    CAIRN_ERR_NOENT = -3,     /* no such file or directory */
+    CAIRN_ERR_EXIST = -4,     /* already exists */
+    CAIRN_ERR_NOTDIR = -5,    /* a path component is not a directory */
+    CAIRN_ERR_ISDIR = -6,     /* is a directory */
+    CAIRN_ERR_NOTEMPTY = -7,  /* directory not empty */
+    CAIRN_ERR_NAMETOOLONG = -8, /* a component is longer than CAIRN_NAME_MAX */
+    CAIRN_ERR_BADF = -9,      /* bad handle, or not open for this access */
+    CAIRN_ERR_NOSPC = -10,    /* no space left */
+    CAIRN_ERR_INVAL = -11,    /* invalid argument or configuration */
+    CAIRN_ERR_ROFS = -12,     /* read-only */
+    CAIRN_ERR_MFILE = -13,    /* too many open files or directories */
+    CAIRN_ERR_NOATTR = -14,   /* no such attribute */
+    CAIRN_ERR_FBIG = -15      /* file would exceed the maximum size */
+};
+
+/* Name of an error ("CAIRN_ERR_NOENT") and a one-line description. */
+const char *cairn_errname(int err);
+const char *cairn_strerror(int err);
+
+/* Open flags. Exactly one of RDONLY, WRONLY, RDWR. */
+enum cairn_open_flags {
+    CAIRN_O_RDONLY = 1,
+    CAIRN_O_WRONLY = 2,
+    CAIRN_O_RDWR = 3,
+    CAIRN_O_CREAT = 0x10,
+    CAIRN_O_EXCL = 0x20,
+    CAIRN_O_TRUNC = 0x40,
+    CAIRN_O_APPEND = 0x80
+};
+
+enum cairn_whence { CAIRN_SEEK_SET = 0, CAIRN_SEEK_CUR = 1, CAIRN_SEEK_END = 2 };
+
+enum cairn_type { CAIRN_TYPE_FILE = 1, CAIRN_TYPE_DIR = 2 };
+
+struct cairn_info {
+    uint8_t type;    /* enum cairn_type */
+    int32_t size;    /* bytes (files); 0 for directories */
+    uint32_t id;     /* object id, stable for the object's life: cairn_open_id */
+    char name[CAIRN_NAME_MAX + 1];
+};
+
+struct cairn_fsinfo {
+    uint64_t total_bytes; /* space for file data and metadata */
+    uint64_t free_bytes;  /* reclaimable without losing data (after GC) */
+    uint64_t used_bytes;  /* live data and metadata */
+    uint32_t block_size;  /* bytes in one logical block (segment) */
+    uint32_t page_size;
+    uint32_t name_max;
+    uint32_t files;       /* not tracked yet: 0 */
+};
+
+/* How the file system uses the device and RAM. Zero fields take defaults. */
+struct cairn_config {
+    struct cairn_dev *dev;
+    /* Tree node cache: slots of node_size bytes. 0 = 16. At least 12. */
+    uint32_t cache_nodes;
+    /* Bytes per index node, a multiple of the page size, >= 512. 0 = the page
+     * size, raised to a multiple of it that is at least 1024. */
+    uint32_t node_size;
+    /* Files and directories open at once (each file object holds one page
+     * buffer). 0 = 4. */
+    uint32_t max_open;
+    /* Journal pages written after a checkpoint before the next commit.
+     * Bounds the replay work of a mount. 0 = half a segment, at most 64. */
+    uint32_t commit_pages;
+    /* Memory for all buffers: at least cairn_mem_size(cfg) bytes, aligned to
+     * 8. NULL = one malloc at mount (unless built with CAIRN_NO_MALLOC). */
+    void *mem;
+    uint32_t mem_size;
+    /* Mount read-only: no write reaches the device (replay stays in RAM). */
+    uint8_t read_only;
+};
+
+/* Bytes of memory a mount with this config needs (0 if the config is bad). */
+uint32_t cairn_mem_size(const struct cairn_config *cfg);
+
+/* The file system context. Its fields are private. */
+typedef struct cairn cairn;
+/* A context needs cairn_context_size() bytes aligned to 8; that is at most
+ * CAIRN_CONTEXT_SIZE, so static storage can be declared as
+ * static uint64_t fs_storage[CAIRN_CONTEXT_SIZE / 8]. */
+size_t cairn_context_size(void);
+
+int cairn_format(const struct cairn_config *cfg);
+/* fs points to cairn_context_size() bytes aligned to 8. */
+int cairn_mount(cairn *fs, const struct cairn_config *cfg);
+int cairn_unmount(cairn *fs);
+int cairn_fs_stat(cairn *fs, struct cairn_fsinfo *info);
+/* Makes everything written so far durable (all open files too). */
+int cairn_sync(cairn *fs);
+
+/* Files. Handles are small non-negative integers. */
+int cairn_open(cairn *fs, const char *path, int flags);
+int cairn_open_id(cairn *fs, uint32_t id, int flags);
+int32_t cairn_read(cairn *fs, int fd, void *buf, int32_t len);
+int32_t cairn_write(cairn *fs, int fd, const void *buf, int32_t len);
+int32_t cairn_seek(cairn *fs, int fd, int32_t off, int whence);
+int32_t cairn_tell(cairn *fs, int fd);
+int32_t cairn_size(cairn *fs, int fd);
+int cairn_truncate(cairn *fs, int fd, int32_t size);
+int cairn_file_sync(cairn *fs, int fd);
+int cairn_close(cairn *fs, int fd);
+int cairn_fstat(cairn *fs, int fd, struct cairn_info *info);
+
+int cairn_stat(cairn *fs, const char *path, struct cairn_info *info);
+int cairn_remove(cairn *fs, const char *path); /* file, or empty directory */
+int cairn_rename(cairn *fs, const char *from, const char *to);
+int cairn_mkdir(cairn *fs, const char *path);
+
+/* Directories: readdir returns 1 with an entry, 0 at the end. */
+int cairn_opendir(cairn *fs, const char *path);
+int cairn_readdir(cairn *fs, int dd, struct cairn_info *info);
+int cairn_rewinddir(cairn *fs, int dd);
+int cairn_closedir(cairn *fs, int dd);
+
+/* Custom attributes: type 0..255, values up to CAIRN_ATTR_MAX bytes.
+ * getattr returns the value's length (copying at most size bytes). */
+int cairn_getattr(cairn *fs, const char *path, uint8_t type, void *buf,
+                  uint32_t size);
+int cairn_setattr(cairn *fs, const char *path, uint8_t type, const void *buf,
+                  uint32_t size);
+int cairn_removeattr(cairn *fs, const char *path, uint8_t type);
+
+/* Consistency check of the whole volume (reads everything reachable).
+ * Returns 0 when clean, CAIRN_ERR_CORRUPT when it found problems (counted in
+ * report, described by calling report_fn if not NULL), or another error. */
+struct cairn_check_report {
+    uint32_t errors;
+    uint32_t files;
+    uint32_t dirs;
+    uint32_t extents;
+    uint32_t nodes;
+    uint64_t data_pages;
+};
+typedef void (*cairn_check_fn)(void *arg, const char *problem);
+int cairn_check(cairn *fs, struct cairn_check_report *report,
+                cairn_check_fn report_fn, void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CAIRN_H */

@@ -1,0 +1,456 @@
+/* Journal records and their effect on the tree. The live path appends a
+ * record and applies it with the very function mount uses to replay it, so a
+ * replayed volume reaches the same tree and the same space accounting.
+ *
+ * Payloads (little-endian):
+ *   EXTENT  id, fpage, phys, count, size        pages [fpage, +count) at phys
+ *   SIZE    id, size                            set size (shrink queues trim)
+ *   TRIM    id                                  free up to CN_TRIM_BATCH keys
+ *   CREATE  parent, id, sub, type u8, nlen u8, name
+ *   REMOVE  parent, sub, id
+ *   RENAME  oparent, osub, nparent, nsub, replaced, nlen u8, name
+ *   ATTR    id, type u8, len u8, value          ATTRDEL id, type u8
+ * Tree values: inode {type u8, 0[3], parent u32, size i32}; dirent {id u32,
+ * type u8, nlen u8, name}; extent {phys u32, count u32}; attr: the bytes;
+ * orphan (key 0/ORPHAN/id): empty. */
+#include "cn.h"
+
+static uint32_t pages_for(const cairn *fs, int32_t size)
+{
+    return (uint32_t)(((uint64_t)(uint32_t)size + fs->page_size - 1) / fs->page_size);
+}
+
+int cn_inode_get(cairn *fs, uint32_t id, uint8_t *type, uint32_t *parent, int32_t *size)
+{
+    uint8_t v[CN_INODE_LEN];
+    uint32_t vlen;
+    int err = cn_tree_get(fs, cn_key(id, CN_K_INODE, 0), v, sizeof v, &vlen);
+    if (err)
+        return err;
+    if (vlen != CN_INODE_LEN || (v[0] != CAIRN_TYPE_FILE && v[0] != CAIRN_TYPE_DIR) ||
+        (int32_t)cn_get32(v + 8) < 0)
+        return CAIRN_ERR_CORRUPT;
+    if (type)
+        *type = v[0];
+    if (parent)
+        *parent = cn_get32(v + 4);
+    if (size)
+        *size = (int32_t)cn_get32(v + 8);
+    return 0;
+}
+
+int cn_inode_sub(cairn *fs, uint32_t id, uint32_t *sub)
+{
+    uint8_t v[CN_INODE_LEN];
+    uint32_t vlen;
+    int err = cn_tree_get(fs, cn_key(id, CN_K_INODE, 0), v, sizeof v, &vlen);
+    if (!err)
+        *sub = vlen == CN_INODE_LEN ? cn_get32(v + 12) : CN_NONE;
+    return err;
+}
+
+/* Rewrite an inode with one field changed (size or parent/sub). */
+static int inode_update(cairn *fs, uint32_t id, const int32_t *size, const uint32_t *parent,
+                        const uint32_t *sub)
+{
+    uint8_t v[CN_INODE_LEN];
+    uint32_t vlen;
+    int err = cn_tree_get(fs, cn_key(id, CN_K_INODE, 0), v, sizeof v, &vlen);
+    if (err)
+        return err == CAIRN_ERR_NOENT ? CAIRN_ERR_CORRUPT : err;
+    if (vlen != CN_INODE_LEN)
+        return CAIRN_ERR_CORRUPT;
+    if (size) {
+        if ((int32_t)cn_get32(v + 8) == *size)
+            return 0;
+        cn_put32(v + 8, (uint32_t)*size);
+    }
+    if (parent)
+        cn_put32(v + 4, *parent);
+    if (sub)
+        cn_put32(v + 12, *sub);
+    return cn_tree_put(fs, cn_key(id, CN_K_INODE, 0), v, CN_INODE_LEN);
+}
+
+static int inode_set_size(cairn *fs, uint32_t id, int32_t size)
+{
+    return inode_update(fs, id, &size, NULL, NULL);
+}
+
+static int get_extent(cairn *fs, uint64_t key, uint32_t *phys, uint32_t *count)
+{
+    uint8_t v[8];
+    uint32_t vlen;
+    int err = cn_tree_get(fs, key, v, sizeof v, &vlen);
+    if (err)
+        return err;
+    *phys = cn_get32(v);
+    *count = cn_get32(v + 4);
+    return vlen == 8 ? 0 : CAIRN_ERR_CORRUPT;
+}
+
+static int put_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32_t count)
+{
+    uint8_t v[8];
+    cn_put32(v, phys);
+    cn_put32(v + 4, count);
+    return cn_tree_put(fs, cn_key(id, CN_K_EXTENT, fpage), v, 8);
+}
+
+/* The extent of `id` with the greatest start <= fpage (le) or the least start
+ * >= fpage (ge). Returns CAIRN_ERR_NOENT when there is none. */
+static int find_extent(cairn *fs, uint32_t id, uint32_t fpage, int le, uint32_t *start,
+                       uint32_t *phys, uint32_t *count)
+{
+    uint64_t k;
+    uint8_t v[8];
+    uint32_t vlen;
+    int err = cn_tree_seek(fs, cn_key(id, CN_K_EXTENT, fpage), le, &k, v, sizeof v, &vlen);
+    if (err)
+        return err;
+    if (cn_key_id(k) != id || cn_key_kind(k) != CN_K_EXTENT)
+        return CAIRN_ERR_NOENT;
+    if (vlen != 8)
+        return CAIRN_ERR_CORRUPT;
+    *start = cn_key_sub(k);
+    *phys = cn_get32(v);
+    *count = cn_get32(v + 4);
+    return 0;
+}
+
+int cn_extent_lookup(cairn *fs, uint32_t id, uint32_t fpage, uint32_t *start,
+                     uint32_t *phys, uint32_t *count)
+{
+    int err = find_extent(fs, id, fpage, 1, start, phys, count);
+    if (err == 0 && *start + *count <= fpage)
+        err = CAIRN_ERR_NOENT;
+    return err;
+}
+
+/* Remove pages [from, to) of id from the map, freeing their space. */
+static int cut_range(cairn *fs, uint32_t id, uint32_t from, uint32_t to)
+{
+    uint32_t cursor = from, s, p, n;
+    int err = find_extent(fs, id, from, 1, &s, &p, &n);
+    if (err == CAIRN_ERR_NOENT || (err == 0 && s + n <= from))
+        err = find_extent(fs, id, from, 0, &s, &p, &n);
+    while (err == 0 && s < to) {
+        uint32_t a = s > cursor ? s : cursor, b = s + n < to ? s + n : to;
+        cn_live_add(fs, p + (a - s), -(int32_t)(b - a));
+        if (s < a)
+            err = put_extent(fs, id, s, p, a - s);
+        else
+            err = cn_tree_del(fs, cn_key(id, CN_K_EXTENT, s));
+        if (!err && s + n > b)
+            err = put_extent(fs, id, b, p + (b - s), s + n - b);
+        if (err)
+            return err;
+        cursor = b;
+        if (cursor >= to)
+            break;
+        err = find_extent(fs, id, cursor, 0, &s, &p, &n);
+    }
+    return err == CAIRN_ERR_NOENT ? 0 : err;
+}
+
+static int valid_run(const cairn *fs, uint32_t fpage, uint32_t phys, uint32_t count)
+{
+    return count > 0 && count <= fs->seg_pages && fpage <= CN_SUB_MASK - count &&
+           cn_seg_of(fs, phys) >= 2 && cn_seg_of(fs, phys) < fs->seg_count &&
+           cn_seg_of(fs, phys) == cn_seg_of(fs, phys + count - 1);
+}
+
+static int apply_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys,
+                        uint32_t count, int32_t size)
+{
+    uint32_t s, p, n, end = fpage + count, new_phys = phys, new_count = count;
+    int err;
+    if (!valid_run(fs, fpage, phys, count) || size < 0)
+        return CAIRN_ERR_CORRUPT;
+    err = cut_range(fs, id, fpage, end);
+    if (err)
+        return err;
+    if (fpage > 0 && find_extent(fs, id, fpage - 1, 1, &s, &p, &n) == 0 &&
+        s + n == fpage && p + n == phys && cn_seg_of(fs, p) == cn_seg_of(fs, phys)) {
+        fpage = s;
+        phys = p;
+        count += n;
+    }
+    if (get_extent(fs, cn_key(id, CN_K_EXTENT, end), &p, &n) == 0 &&
+        p == phys + count && cn_seg_of(fs, p + n - 1) == cn_seg_of(fs, phys)) {
+        err = cn_tree_del(fs, cn_key(id, CN_K_EXTENT, end));
+        if (err)
+            return err;
+        count += n;
+    }
+    err = put_extent(fs, id, fpage, phys, count);
+    if (err)
+        return err;
+    cn_live_add(fs, new_phys, (int32_t)new_count);
+    cn_files_forget_extents(fs, id);
+    return inode_set_size(fs, id, size);
+}
+
+/* Queue the object for trimming: its space is freed in bounded steps. */
+static int add_orphan(cairn *fs, uint32_t id)
+{
+    return cn_tree_put(fs, cn_key(0, CN_K_ORPHAN, id), "", 0);
+}
+
+static int apply_size(cairn *fs, uint32_t id, int32_t size)
+{
+    int32_t old;
+    int err = cn_inode_get(fs, id, NULL, NULL, &old);
+    if (err)
+        return err == CAIRN_ERR_NOENT ? CAIRN_ERR_CORRUPT : err;
+    if (size < 0)
+        return CAIRN_ERR_CORRUPT;
+    err = inode_set_size(fs, id, size);
+    if (err || size >= old)
+        return err;
+    cn_files_forget_extents(fs, id);
+    {
+        uint32_t st, p, n;
+        err = find_extent(fs, id, CN_SUB_MASK, 1, &st, &p, &n);
+        if (err == 0 && st + n > pages_for(fs, size))
+            return add_orphan(fs, id);
+    }
+    return err == CAIRN_ERR_NOENT ? 0 : err;
+}
+
+/* Free up to CN_TRIM_BATCH keys of an orphan: the extents past its size if
+ * the inode still exists, else every key of the object. */
+static int apply_trim(cairn *fs, uint32_t id)
+{
+    uint32_t done = 0;
+    int32_t size;
+    int err, alive = cn_inode_get(fs, id, NULL, NULL, &size) == 0;
+    uint32_t first = alive ? pages_for(fs, size) : 0;
+    if (id == 0)
+        return CAIRN_ERR_CORRUPT;
+    while (done < CN_TRIM_BATCH) {
+        uint64_t k;
+        uint8_t v[8];
+        uint32_t vlen;
+        err = cn_tree_seek(fs, cn_key(id, alive ? CN_K_EXTENT : 0xFu, CN_SUB_MASK), 1,
+                           &k, v, sizeof v, &vlen);
+        if (err == CAIRN_ERR_NOENT || (err == 0 && cn_key_id(k) != id))
+            break;
+        if (err)
+            return err;
+        if (cn_key_kind(k) == CN_K_EXTENT) {
+            uint32_t s = cn_key_sub(k), n = cn_get32(v + 4);
+            if (vlen != 8)
+                return CAIRN_ERR_CORRUPT;
+            if (s + n <= first)
+                break;
+            err = cut_range(fs, id, s > first ? s : first, s + n);
+        } else if (alive) {
+            break;
+        } else {
+            err = cn_tree_del(fs, k);
+        }
+        if (err)
+            return err;
+        done++;
+    }
+    cn_files_forget_extents(fs, id);
+    if (done < CN_TRIM_BATCH) {
+        err = cn_tree_del(fs, cn_key(0, CN_K_ORPHAN, id));
+        if (err && err != CAIRN_ERR_NOENT)
+            return err;
+    }
+    return 0;
+}
+
+static int put_dirent(cairn *fs, uint32_t parent, uint32_t sub, uint32_t id, uint8_t type,
+                      const uint8_t *name, uint32_t nlen)
+{
+    uint8_t v[6 + CAIRN_NAME_MAX];
+    cn_put32(v, id);
+    v[4] = type;
+    v[5] = (uint8_t)nlen;
+    memcpy(v + 6, name, nlen);
+    return cn_tree_put(fs, cn_key(parent, CN_K_DIRENT, sub), v, 6 + nlen);
+}
+
+static int apply_create(cairn *fs, const uint8_t *p, uint32_t len)
+{
+    uint32_t parent = cn_get32(p), id = cn_get32(p + 4), sub = cn_get32(p + 8);
+    uint8_t type = p[12], nlen = p[13], v[CN_INODE_LEN], ptype = 0;
+    int err;
+    if (len != 14u + nlen || nlen == 0 || id < 2 || id > CN_ID_MAX || sub > CN_SUB_MASK ||
+        (type != CAIRN_TYPE_FILE && type != CAIRN_TYPE_DIR))
+        return CAIRN_ERR_CORRUPT;
+    err = cn_inode_get(fs, parent, &ptype, NULL, NULL);
+    if (err || ptype != CAIRN_TYPE_DIR)
+        return err ? err : CAIRN_ERR_CORRUPT;
+    err = put_dirent(fs, parent, sub, id, type, p + 14, nlen);
+    if (err)
+        return err;
+    cn_inode_pack(v, type, parent, 0, sub);
+    err = cn_tree_put(fs, cn_key(id, CN_K_INODE, 0), v, CN_INODE_LEN);
+    if (!err && id >= fs->next_id)
+        fs->next_id = id + 1;
+    return err;
+}
+
+static int apply_remove(cairn *fs, uint32_t parent, uint32_t sub, uint32_t id)
+{
+    int err = cn_tree_del(fs, cn_key(parent, CN_K_DIRENT, sub));
+    if (!err)
+        err = cn_tree_del(fs, cn_key(id, CN_K_INODE, 0));
+    if (!err)
+        err = add_orphan(fs, id);
+    cn_files_forget_extents(fs, id);
+    return err == CAIRN_ERR_NOENT ? CAIRN_ERR_CORRUPT : err;
+}
+
+static int apply_rename(cairn *fs, const uint8_t *p, uint32_t len)
+{
+    uint32_t op = cn_get32(p), osub = cn_get32(p + 4), np = cn_get32(p + 8);
+    uint32_t nsub = cn_get32(p + 12), replaced = cn_get32(p + 16), id, vlen;
+    uint8_t nlen = p[20], v[6 + CAIRN_NAME_MAX], type;
+    int err;
+    if (len != 21u + nlen || nlen == 0 || nsub > CN_SUB_MASK)
+        return CAIRN_ERR_CORRUPT;
+    err = cn_tree_get(fs, cn_key(op, CN_K_DIRENT, osub), v, sizeof v, &vlen);
+    if (err || vlen < 6)
+        return err == 0 || err == CAIRN_ERR_NOENT ? CAIRN_ERR_CORRUPT : err;
+    id = cn_get32(v);
+    type = v[4];
+    err = cn_tree_del(fs, cn_key(op, CN_K_DIRENT, osub));
+    if (!err && replaced != 0) {
+        err = cn_tree_del(fs, cn_key(replaced, CN_K_INODE, 0));
+        if (!err)
+            err = add_orphan(fs, replaced);
+        cn_files_forget_extents(fs, replaced);
+    }
+    if (!err)
+        err = put_dirent(fs, np, nsub, id, type, p + 21, nlen);
+    if (!err)
+        err = inode_update(fs, id, NULL, &np, &nsub);
+    return err == CAIRN_ERR_NOENT ? CAIRN_ERR_CORRUPT : err;
+}
+
+int cn_apply(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
+{
+    switch (type) {
+    case CN_R_PAD:
+    case CN_R_NEXT:
+        return 0;
+    case CN_R_EXTENT:
+        if (len != 20)
+            return CAIRN_ERR_CORRUPT;
+        return apply_extent(fs, cn_get32(p), cn_get32(p + 4), cn_get32(p + 8),
+                            cn_get32(p + 12), (int32_t)cn_get32(p + 16));
+    case CN_R_SIZE:
+        return len == 8 ? apply_size(fs, cn_get32(p), (int32_t)cn_get32(p + 4))
+                        : CAIRN_ERR_CORRUPT;
+    case CN_R_TRIM:
+        return len == 4 ? apply_trim(fs, cn_get32(p)) : CAIRN_ERR_CORRUPT;
+    case CN_R_CREATE:
+        return len >= 14 ? apply_create(fs, p, len) : CAIRN_ERR_CORRUPT;
+    case CN_R_REMOVE:
+        return len == 12 ? apply_remove(fs, cn_get32(p), cn_get32(p + 4), cn_get32(p + 8))
+                         : CAIRN_ERR_CORRUPT;
+    case CN_R_RENAME:
+        return len >= 21 ? apply_rename(fs, p, len) : CAIRN_ERR_CORRUPT;
+    case CN_R_ATTR:
+        if (len < 6 || len != 6u + p[5] || p[5] > CAIRN_ATTR_MAX)
+            return CAIRN_ERR_CORRUPT;
+        return cn_tree_put(fs, cn_key(cn_get32(p), CN_K_ATTR, p[4]), p + 6, p[5]);
+    case CN_R_ATTRDEL: {
+        int err;
+        if (len != 5)
+            return CAIRN_ERR_CORRUPT;
+        err = cn_tree_del(fs, cn_key(cn_get32(p), CN_K_ATTR, p[4]));
+        return err == CAIRN_ERR_NOENT ? 0 : err;
+    }
+    default:
+        return CAIRN_ERR_CORRUPT;
+    }
+}
+
+/* Write the dirty tree and a checkpoint that makes the journal so far
+ * unnecessary; segments that became dead are free from here on. */
+int cn_commit(cairn *fs)
+{
+    int err;
+    if (fs->read_only)
+        return 0;
+    err = cn_begin_write(fs);
+    if (!err)
+        err = cn_cache_flush(fs);
+    if (err)
+        return err;
+    cn_seg_release_dead(fs);
+    fs->log.last_ext = CN_NONE;
+    fs->log.since = 0;
+    return cn_ckpt_write(fs, 0);
+}
+
+/* Append a record, apply it, and commit when the journal is long enough. */
+int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
+{
+    int err;
+    if (fs->read_only)
+        return CAIRN_ERR_ROFS;
+    err = cn_begin_write(fs);
+    if (err)
+        return err;
+    /* Room first, while failing changes nothing: collect garbage when free
+     * segments run low (deletes on a full volume depend on it), and make sure
+     * a flush needed while applying the record has somewhere to go. */
+    if (!fs->in_gc && !fs->recovering && cn_free_segs(fs) <= CN_RESERVE_SEGS) {
+        if (cn_dead_segs(fs) > 0)
+            err = cn_commit(fs);
+        else if (!cn_meta_room(fs))
+            err = cn_gc_one(fs);
+        if (err && err != CAIRN_ERR_NOSPC)
+            return err;
+    }
+    if (!cn_meta_room(fs))
+        return CAIRN_ERR_NOSPC;
+    if (cn_cache_evictable(fs) < fs->nslots / 2) {
+        err = cn_cache_flush(fs);
+        if (err)
+            return err;
+    }
+    if (type == CN_R_EXTENT &&
+        cn_log_extend_extent(fs, cn_get32(p), cn_get32(p + 4), cn_get32(p + 8),
+                             cn_get32(p + 12), (int32_t)cn_get32(p + 16)) == 1)
+        err = 0;
+    else
+        err = cn_log_append(fs, type, p, len);
+    if (err)
+        return err;
+    err = cn_apply(fs, type, p, len);
+    if (err) {
+        fs->broken = 1; /* the journal holds a record the tree does not */
+        return err;
+    }
+    if (fs->log.since >= fs->cfg.commit_pages)
+        return cn_commit(fs);
+    return 0;
+}
+
+/* Free the space of orphaned objects, at most `budget` trim records. */
+int cn_finish_orphans(cairn *fs, uint32_t budget)
+{
+    while (budget-- > 0) {
+        uint64_t k;
+        uint8_t p[4];
+        int err = cn_tree_seek(fs, cn_key(0, CN_K_ORPHAN, 0), 0, &k, NULL, 0, NULL);
+        if (err == CAIRN_ERR_NOENT || (err == 0 && (cn_key_id(k) != 0 ||
+                                                    cn_key_kind(k) != CN_K_ORPHAN)))
+            return 0;
+        if (err)
+            return err;
+        cn_put32(p, cn_key_sub(k));
+        err = cn_record(fs, CN_R_TRIM, p, 4);
+        if (err)
+            return err;
+    }
+    return 0;
+}

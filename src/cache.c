@@ -1,0 +1,214 @@
+/* Node cache: a fixed array of node-sized slots holding clean copies of tree
+ * nodes and the dirty (copy-on-write) nodes not yet written. Dirty nodes are
+ * referenced by their parents as CN_DIRTY_REF | slot, so a flush can write
+ * them bottom-up and patch each parent before the parent itself is written. */
+#include "cn.h"
+
+#define NODE_MAGIC 0x4E43u /* "CN" */
+#define NODE_HDR 16u
+
+uint8_t *cn_slot_data(cairn *fs, uint32_t slot)
+{
+    return fs->cache + (size_t)slot * fs->node_size;
+}
+
+int cn_node_check(const cairn *fs, const uint8_t *node, uint32_t size)
+{
+    uint32_t used = cn_get16(node + 6);
+    uint8_t hdr[NODE_HDR];
+    uint32_t crc;
+    if (cn_get16(node) != NODE_MAGIC || node[2] != 1 || node[3] >= CN_MAX_HEIGHT)
+        return CAIRN_ERR_CORRUPT;
+    if (used > size - NODE_HDR)
+        return CAIRN_ERR_CORRUPT;
+    memcpy(hdr, node, NODE_HDR);
+    cn_put32(hdr + 12, 0);
+    crc = cn_crc32(0, hdr, NODE_HDR);
+    crc = cn_crc32(crc, node + NODE_HDR, used);
+    (void)fs;
+    return crc == cn_get32(node + 12) ? 0 : CAIRN_ERR_CORRUPT;
+}
+
+static int find_victim(cairn *fs, uint32_t *out)
+{
+    uint32_t i, best = CN_NONE;
+    for (i = 0; i < fs->nslots; i++) {
+        struct cn_slot *s = &fs->slots[i];
+        if (!s->used) {
+            *out = i;
+            return 0;
+        }
+        if (!s->dirty && !s->pins && (best == CN_NONE || s->lru < fs->slots[best].lru))
+            best = i;
+    }
+    if (best == CN_NONE)
+        return CAIRN_ERR_NOSPC; /* cache too small for the tree: a config error */
+    *out = best;
+    return 0;
+}
+
+uint32_t cn_cache_evictable(const cairn *fs)
+{
+    uint32_t i, n = 0;
+    for (i = 0; i < fs->nslots; i++)
+        if (!fs->slots[i].used || (!fs->slots[i].dirty && !fs->slots[i].pins))
+            n++;
+    return n;
+}
+
+int cn_cache_get(cairn *fs, uint32_t ref, uint32_t *slot_out)
+{
+    uint32_t i, slot, total = fs->seg_count * fs->seg_pages;
+    int err;
+    if (ref & CN_DIRTY_REF) {
+        slot = ref & ~CN_DIRTY_REF;
+        if (slot >= fs->nslots || !fs->slots[slot].used || !fs->slots[slot].dirty)
+            return CAIRN_ERR_CORRUPT;
+        fs->slots[slot].lru = ++fs->lru_clock;
+        *slot_out = slot;
+        return 0;
+    }
+    for (i = 0; i < fs->nslots; i++) {
+        if (fs->slots[i].used && !fs->slots[i].dirty && fs->slots[i].addr == ref) {
+            fs->slots[i].lru = ++fs->lru_clock;
+            *slot_out = i;
+            return 0;
+        }
+    }
+    /* a node never crosses a segment and never sits in an anchor */
+    if (ref >= total || ref % fs->seg_pages + fs->node_pages > fs->seg_pages ||
+        cn_seg_of(fs, ref) < 2)
+        return CAIRN_ERR_CORRUPT;
+    err = find_victim(fs, &slot);
+    if (err)
+        return err;
+    fs->slots[slot].used = 0;
+    err = cn_dev_read(fs, ref, 0, cn_slot_data(fs, slot), fs->node_size);
+    if (!err)
+        err = cn_node_check(fs, cn_slot_data(fs, slot), fs->node_size);
+    if (err)
+        return err;
+    fs->slots[slot].used = 1;
+    fs->slots[slot].dirty = 0;
+    fs->slots[slot].pins = 0;
+    fs->slots[slot].addr = ref;
+    fs->slots[slot].level = cn_slot_data(fs, slot)[3];
+    fs->slots[slot].lru = ++fs->lru_clock;
+    *slot_out = slot;
+    return 0;
+}
+
+int cn_cache_new(cairn *fs, uint32_t *slot_out)
+{
+    uint32_t slot;
+    int err = find_victim(fs, &slot);
+    if (err)
+        return err;
+    fs->slots[slot].used = 1;
+    fs->slots[slot].dirty = 1;
+    fs->slots[slot].pins = 0;
+    fs->slots[slot].addr = CN_NONE;
+    fs->slots[slot].lru = ++fs->lru_clock;
+    fs->dirty_nodes++;
+    *slot_out = slot;
+    return 0;
+}
+
+/* Turn a clean cached node into a dirty private copy: its flash copy is
+ * garbage from now on (reusable only after the next checkpoint). */
+void cn_cache_cow(cairn *fs, uint32_t slot)
+{
+    struct cn_slot *s = &fs->slots[slot];
+    if (s->dirty)
+        return;
+    cn_live_add(fs, s->addr, -(int32_t)fs->node_pages);
+    s->addr = CN_NONE;
+    s->dirty = 1;
+    fs->dirty_nodes++;
+}
+
+void cn_cache_drop(cairn *fs, uint32_t slot)
+{
+    struct cn_slot *s = &fs->slots[slot];
+    if (s->dirty)
+        fs->dirty_nodes--;
+    else
+        cn_live_add(fs, s->addr, -(int32_t)fs->node_pages);
+    s->used = 0;
+    s->dirty = 0;
+    s->pins = 0;
+}
+
+void cn_cache_reset(cairn *fs)
+{
+    uint32_t i;
+    for (i = 0; i < fs->nslots; i++)
+        memset(&fs->slots[i], 0, sizeof(fs->slots[i]));
+    fs->dirty_nodes = 0;
+}
+
+static void patch_parent(cairn *fs, uint32_t child, uint32_t level, uint32_t addr)
+{
+    uint32_t ref = CN_DIRTY_REF | child, i, j;
+    if (fs->root == ref) {
+        fs->root = addr;
+        return;
+    }
+    for (i = 0; i < fs->nslots; i++) {
+        uint8_t *n;
+        uint32_t count;
+        if (!fs->slots[i].used || !fs->slots[i].dirty || fs->slots[i].level != level + 1)
+            continue;
+        n = cn_slot_data(fs, i);
+        count = cn_get16(n + 4);
+        for (j = 0; j < count; j++) {
+            uint8_t *e = n + NODE_HDR + j * 12u;
+            if (cn_get32(e + 8) == ref) {
+                cn_put32(e + 8, addr);
+                return;
+            }
+        }
+    }
+}
+
+static int write_node(cairn *fs, uint32_t slot)
+{
+    uint8_t *n = cn_slot_data(fs, slot);
+    uint32_t page, got, used = cn_get16(n + 6), crc;
+    int err = cn_head_pages(fs, CN_H_META, fs->node_pages, 1, &page, &got);
+    if (err)
+        return err;
+    cn_put32(n + 8, fs->ckpt_seq + 1);
+    cn_put32(n + 12, 0);
+    crc = cn_crc32(0, n, NODE_HDR);
+    crc = cn_crc32(crc, n + NODE_HDR, used);
+    cn_put32(n + 12, crc);
+    /* bytes past `used` are stale; clear them so images compress and read clean */
+    memset(n + NODE_HDR + used, 0xFF, fs->node_size - NODE_HDR - used);
+    err = cn_dev_prog(fs, page, 0, n, fs->node_size, NULL, 0);
+    if (err)
+        return err;
+    cn_live_add(fs, page, (int32_t)fs->node_pages);
+    fs->slots[slot].addr = page;
+    fs->slots[slot].dirty = 0;
+    fs->dirty_nodes--;
+    patch_parent(fs, slot, fs->slots[slot].level, page);
+    return 0;
+}
+
+/* Write every dirty node, leaves first, so each parent is written after its
+ * children's new addresses were patched into it. */
+int cn_cache_flush(cairn *fs)
+{
+    uint32_t level, i;
+    for (level = 0; level < CN_MAX_HEIGHT; level++) {
+        for (i = 0; i < fs->nslots; i++) {
+            if (fs->slots[i].used && fs->slots[i].dirty && fs->slots[i].level == level) {
+                int err = write_node(fs, i);
+                if (err)
+                    return err;
+            }
+        }
+    }
+    return 0;
+}

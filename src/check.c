@@ -1,0 +1,261 @@
+/* cairn_check: walks every node and every key, and cross-checks them: each
+ * entry names an existing object that points back at it, each extent lies
+ * inside its file and the volume (and, on NAND, matches its page's tag and
+ * data CRC), and the pages counted per segment equal the segment table. */
+#include "cn.h"
+
+#ifndef CAIRN_NO_CHECK
+
+struct chk {
+    struct cairn_check_report *r;
+    cairn_check_fn fn;
+    void *arg;
+    uint32_t prev_id, prev_end; /* last extent seen, for overlaps */
+};
+
+static void problem(struct chk *c, const char *what)
+{
+    c->r->errors++;
+    if (c->fn)
+        c->fn(c->arg, what);
+}
+
+static int count_node(cairn *fs, uint32_t slot, uint32_t addr, void *arg)
+{
+    struct chk *c = (struct chk *)arg;
+    (void)slot;
+    c->r->nodes++;
+    if (addr != CN_NONE)
+        fs->segs[cn_seg_of(fs, addr)].aux = (uint16_t)(fs->segs[cn_seg_of(fs, addr)].aux + fs->node_pages);
+    return 0;
+}
+
+static int is_orphan(cairn *fs, uint32_t id)
+{
+    return cn_tree_get(fs, cn_key(0, CN_K_ORPHAN, id), NULL, 0, NULL) == 0;
+}
+
+static int check_inode(cairn *fs, struct chk *c, uint32_t id)
+{
+    uint8_t type, v[6 + CAIRN_NAME_MAX];
+    uint32_t parent, sub, vlen, steps = 0, up;
+    int32_t size;
+    int err = cn_inode_get(fs, id, &type, &parent, &size);
+    if (err == CAIRN_ERR_CORRUPT) {
+        problem(c, "inode: malformed value");
+        return 0;
+    }
+    if (err)
+        return err;
+    if (type == CAIRN_TYPE_DIR)
+        c->r->dirs++;
+    else
+        c->r->files++;
+    if (id == CN_ROOT_ID) {
+        if (type != CAIRN_TYPE_DIR)
+            problem(c, "root: not a directory");
+        return 0;
+    }
+    err = cn_inode_sub(fs, id, &sub);
+    if (!err)
+        err = cn_tree_get(fs, cn_key(parent, CN_K_DIRENT, sub), v, sizeof v, &vlen);
+    if (err == CAIRN_ERR_NOENT || (err == 0 && (vlen < 6 || cn_get32(v) != id))) {
+        problem(c, "inode: unreachable (no entry in its parent points at it)");
+        return 0;
+    }
+    if (err)
+        return err;
+    for (up = parent; up != CN_ROOT_ID; steps++) { /* the parent chain reaches the root */
+        if (steps > 4096 || cn_inode_get(fs, up, NULL, &up, NULL) != 0) {
+            problem(c, "inode: parent chain does not reach the root");
+            break;
+        }
+    }
+    return 0;
+}
+
+static int check_dirent(cairn *fs, struct chk *c, uint64_t k, const uint8_t *v, uint32_t vlen)
+{
+    uint32_t dir = cn_key_id(k), sub = cn_key_sub(k), parent, isub, base;
+    uint8_t type;
+    int err;
+    if (vlen < 7 || vlen != 6u + v[5]) {
+        problem(c, "entry: malformed value");
+        return 0;
+    }
+    base = cn_name_hash((const char *)v + 6, v[5]) << 4;
+    if (sub < base || sub >= base + 16)
+        problem(c, "entry: key does not match the name's hash");
+    err = cn_inode_get(fs, cn_get32(v), &type, &parent, NULL);
+    if (err == CAIRN_ERR_NOENT) {
+        problem(c, "entry: dangling (its object does not exist)");
+        return 0;
+    }
+    if (err)
+        return err == CAIRN_ERR_CORRUPT ? 0 : err;
+    if (type != v[4])
+        problem(c, "entry: type differs from the object's");
+    if (cn_inode_sub(fs, cn_get32(v), &isub) == 0 && (parent != dir || isub != sub))
+        problem(c, "entry: object does not point back at it");
+    return 0;
+}
+
+static int check_tag(cairn *fs, struct chk *c, uint32_t id, uint32_t fpage, uint32_t phys)
+{
+    uint8_t tag[24];
+    int err = cn_dev_read(fs, phys, 0, fs->scratch2, fs->page_size);
+    if (!err)
+        err = fs->dev->read_spare(fs->dev->ctx, phys, tag, sizeof tag) < 0 ? CAIRN_ERR_IO : 0;
+    if (err) {
+        problem(c, "data: page unreadable");
+        return 0;
+    }
+    if (cn_get32(tag + 20) != cn_crc32(0, tag, 20) || cn_get32(tag + 4) != id ||
+        cn_get32(tag + 8) != fpage)
+        problem(c, "data: page tag does not match its extent");
+    else if (cn_get32(tag + 16) != cn_crc32(0, fs->scratch2, fs->page_size))
+        problem(c, "data: page content fails its CRC");
+    return 0;
+}
+
+static int check_extent(cairn *fs, struct chk *c, uint64_t k, const uint8_t *v, uint32_t vlen)
+{
+    uint32_t id = cn_key_id(k), fpage = cn_key_sub(k), phys, count, i;
+    int32_t size;
+    int err;
+    if (vlen != 8) {
+        problem(c, "extent: malformed value");
+        return 0;
+    }
+    phys = cn_get32(v);
+    count = cn_get32(v + 4);
+    c->r->extents++;
+    if (count == 0 || count > fs->seg_pages || cn_seg_of(fs, phys) < 2 ||
+        cn_seg_of(fs, phys) >= fs->seg_count ||
+        cn_seg_of(fs, phys) != cn_seg_of(fs, phys + count - 1)) {
+        problem(c, "extent: pages outside the volume or across segments");
+        return 0;
+    }
+    if (c->prev_id == id && fpage < c->prev_end)
+        problem(c, "extent: overlaps the previous one");
+    c->prev_id = id;
+    c->prev_end = fpage + count;
+    fs->segs[cn_seg_of(fs, phys)].aux = (uint16_t)(fs->segs[cn_seg_of(fs, phys)].aux + count);
+    c->r->data_pages += count;
+    err = cn_inode_get(fs, id, NULL, NULL, &size);
+    if (err == CAIRN_ERR_NOENT || (err == 0 && (uint64_t)(fpage + count) * fs->page_size >=
+                                                   (uint64_t)size + fs->page_size)) {
+        if (!is_orphan(fs, id))
+            problem(c, err ? "extent: belongs to no object" : "extent: past the end of its file");
+        return 0;
+    }
+    if (err)
+        return err == CAIRN_ERR_CORRUPT ? 0 : err;
+    if (fs->spare_tags && fs->dev->read_spare)
+        for (i = 0; i < count; i++) {
+            /* NOR-style in-place tails do not exist on NAND: every page has a tag */
+            err = check_tag(fs, c, id, fpage + i, phys + i);
+            if (err)
+                return err;
+        }
+    return 0;
+}
+
+static int check_keys(cairn *fs, struct chk *c)
+{
+    uint64_t k = 0;
+    uint8_t *v = fs->scratch;
+    for (;;) {
+        uint32_t vlen;
+        int err = cn_tree_seek(fs, k, 0, &k, v, 6 + CAIRN_NAME_MAX, &vlen);
+        if (err == CAIRN_ERR_NOENT)
+            return 0;
+        if (err)
+            return err;
+        switch (cn_key_kind(k)) {
+        case CN_K_INODE:
+            err = cn_key_sub(k) == 0 ? check_inode(fs, c, cn_key_id(k)) : 0;
+            break;
+        case CN_K_DIRENT: {
+            uint8_t val[6 + CAIRN_NAME_MAX];
+            memcpy(val, v, vlen < sizeof val ? vlen : sizeof val);
+            err = check_dirent(fs, c, k, val, vlen);
+            break;
+        }
+        case CN_K_EXTENT: {
+            uint8_t val[8];
+            memcpy(val, v, 8);
+            err = check_extent(fs, c, k, val, vlen);
+            break;
+        }
+        case CN_K_ATTR:
+            if (cn_inode_get(fs, cn_key_id(k), NULL, NULL, NULL) == CAIRN_ERR_NOENT &&
+                !is_orphan(fs, cn_key_id(k)))
+                problem(c, "attribute: belongs to no object");
+            break;
+        case CN_K_ORPHAN:
+            if (cn_key_id(k) != 0)
+                problem(c, "orphan mark under a non-zero id");
+            break;
+        default:
+            problem(c, "key of unknown kind");
+        }
+        if (err)
+            return err;
+        if (k == UINT64_MAX)
+            return 0;
+        k++;
+    }
+}
+
+int cairn_check(cairn *fs, struct cairn_check_report *report, cairn_check_fn report_fn,
+                void *arg)
+{
+    struct cairn_check_report local;
+    struct chk c;
+    uint32_t s;
+    int err = cn_fs_ready(fs, 0);
+    if (err)
+        return err;
+    if (report == NULL)
+        report = &local;
+    memset(report, 0, sizeof *report);
+    c.r = report;
+    c.fn = report_fn;
+    c.arg = arg;
+    c.prev_id = CN_NONE;
+    c.prev_end = 0;
+    for (s = 0; s < fs->seg_count; s++)
+        fs->segs[s].aux = 0;
+    /* every node gets its address first, so each is counted where it lives */
+    if (!fs->read_only)
+        err = cn_cache_flush(fs);
+    if (!err)
+        err = cn_tree_walk(fs, count_node, &c);
+    if (!err)
+        err = check_keys(fs, &c);
+    for (s = 2; s < fs->seg_count && !err; s++) {
+        const struct cn_seg *g = &fs->segs[s];
+        if (g->aux != g->live && fs->dirty_nodes == 0)
+            problem(&c, "segment: live page count differs from the pages in use");
+        if (g->live > 0 && (g->state == CN_SEG_FREE || g->state == CN_SEG_ERASED))
+            problem(&c, "segment: holds live pages but is marked free");
+    }
+    for (s = 0; s < fs->seg_count; s++)
+        fs->segs[s].aux = 0;
+    if (err)
+        return err == CAIRN_ERR_NOENT ? CAIRN_ERR_CORRUPT : err;
+    return report->errors ? CAIRN_ERR_CORRUPT : 0;
+}
+
+#else
+int cairn_check(cairn *fs, struct cairn_check_report *report, cairn_check_fn report_fn,
+                void *arg)
+{
+    (void)fs;
+    (void)report;
+    (void)report_fn;
+    (void)arg;
+    return CAIRN_ERR_INVAL;
+}
+#endif

@@ -1,0 +1,250 @@
+/* Checkpoints: the root of everything durable, written into fixed slots of
+ * two anchor segments (0 and 1). Slots fill in order inside one anchor; when
+ * it is full the other anchor is erased and restarted. Mount finds the newest
+ * valid checkpoint with a handful of reads: slot 0 of each anchor says which
+ * anchor is current, a binary search finds its last written slot.
+ *
+ * Layout (little-endian), then the segment table, then zero padding:
+ *   0 magic "CRN1"   4 version u16, flags u16   8 seq   12 length   16 crc
+ *  20 page_size  24 seg_pages  28 seg_count  32 node_size
+ *  36 root  40 height  44 next_id  48 log seg  52 log off  56 log seq
+ *  60 heads: data, meta, cold as (seg, page)  84..95 zero
+ *  96 per segment: erase_count u32, live u16, state u8, 0 u8
+ * crc is CRC-32 of `length` bytes with the crc field zero. */
+#include "cn.h"
+
+#define CK_MAGIC 0x314E5243u
+#define CK_HDR 96u
+#define CK_CLEAN 1u
+
+static uint32_t ck_len(const cairn *fs) { return CK_HDR + 8u * fs->seg_count; }
+static uint32_t slots_per_anchor(const cairn *fs) { return fs->seg_pages / fs->ckpt_pages; }
+static uint32_t slot_page(const cairn *fs, uint32_t anchor, uint32_t slot)
+{
+    return anchor * fs->seg_pages + slot * fs->ckpt_pages;
+}
+
+/* Page j of the checkpoint image of the current state. */
+static void ck_page(cairn *fs, uint32_t j, uint8_t *buf, uint32_t flags, uint32_t seq)
+{
+    uint32_t ps = fs->page_size, base = j * ps, i, h;
+
+    memset(buf, 0, ps);
+    if (j == 0) {
+        cn_put32(buf, CK_MAGIC);
+        cn_put16(buf + 4, CAIRN_DISK_VERSION);
+        cn_put16(buf + 6, (uint16_t)flags);
+        cn_put32(buf + 8, seq);
+        cn_put32(buf + 12, ck_len(fs));
+        cn_put32(buf + 20, fs->page_size);
+        cn_put32(buf + 24, fs->seg_pages);
+        cn_put32(buf + 28, fs->seg_count);
+        cn_put32(buf + 32, fs->node_size);
+        cn_put32(buf + 36, fs->root);
+        cn_put32(buf + 40, fs->height);
+        cn_put32(buf + 44, fs->next_id);
+        cn_put32(buf + 48, fs->log.seg);
+        cn_put32(buf + 52, fs->log.off);
+        cn_put32(buf + 56, fs->log.seq);
+        for (h = 0; h < CN_HEADS; h++) {
+            cn_put32(buf + 60 + h * 8, fs->head[h].seg);
+            cn_put32(buf + 64 + h * 8, fs->head[h].page);
+        }
+    }
+    /* entries are 8-byte aligned and pages a multiple of 8: none straddles */
+    for (i = base < CK_HDR ? 0 : (base - CK_HDR) / 8u; i < fs->seg_count; i++) {
+        uint32_t at = CK_HDR + i * 8u;
+        if (at >= base + ps)
+            break;
+        cn_put32(buf + at - base, fs->segs[i].erase_count);
+        cn_put16(buf + at - base + 4, fs->segs[i].live);
+        buf[at - base + 6] = fs->segs[i].state;
+    }
+}
+
+static uint32_t ck_crc_of_state(cairn *fs, uint32_t flags, uint32_t seq)
+{
+    uint32_t j, crc = 0, len = ck_len(fs), ps = fs->page_size;
+    for (j = 0; j < fs->ckpt_pages && j * ps < len; j++) {
+        uint32_t n = len - j * ps < ps ? len - j * ps : ps;
+        ck_page(fs, j, fs->scratch2, flags, seq);
+        crc = cn_crc32(crc, fs->scratch2, n);
+    }
+    return crc;
+}
+
+/* Write the current state as the newest checkpoint. */
+int cn_ckpt_write(cairn *fs, int clean)
+{
+    uint32_t anchor = fs->ckpt_anchor, slot = fs->ckpt_slot + 1, j, crc;
+    uint32_t seq = fs->ckpt_seq + 1, flags = clean ? CK_CLEAN : 0;
+    int err;
+    if (fs->ckpt_slot == CN_NONE)
+        slot = 0;
+    if (slot >= slots_per_anchor(fs)) {
+        anchor ^= 1u;
+        slot = 0;
+    }
+    if (slot == 0) {
+        err = cn_dev_erase_seg(fs, anchor);
+        if (err)
+            return err;
+    }
+    crc = ck_crc_of_state(fs, flags, seq);
+    for (j = 0; j < fs->ckpt_pages; j++) {
+        ck_page(fs, j, fs->scratch2, flags, seq);
+        if (j == 0)
+            cn_put32(fs->scratch2 + 16, crc);
+        err = cn_dev_prog(fs, slot_page(fs, anchor, slot) + j, 0, fs->scratch2,
+                          fs->page_size, NULL, 0);
+        if (err)
+            return err;
+    }
+    err = cn_dev_sync(fs);
+    if (err)
+        return err;
+    fs->ckpt_anchor = anchor;
+    fs->ckpt_slot = slot;
+    fs->ckpt_seq = seq;
+    return 0;
+}
+
+/* Read and verify one slot; on success the state is loaded into fs. */
+static int ck_read(cairn *fs, uint32_t anchor, uint32_t slot, int load, uint32_t *seq_out,
+                   uint32_t *flags_out)
+{
+    uint32_t ps = fs->page_size, len = ck_len(fs), j, crc = 0, stored = 0, i;
+    uint8_t *b = fs->scratch2;
+    int err;
+    for (j = 0; j < fs->ckpt_pages && j * ps < len; j++) {
+        uint32_t n = len - j * ps < ps ? len - j * ps : ps;
+        err = cn_dev_read(fs, slot_page(fs, anchor, slot) + j, 0, b, ps);
+        if (err)
+            return err;
+        if (j == 0) {
+            if (cn_get32(b) != CK_MAGIC || cn_get16(b + 4) != CAIRN_DISK_VERSION ||
+                cn_get32(b + 12) != len || cn_get32(b + 20) != fs->page_size ||
+                cn_get32(b + 24) != fs->seg_pages || cn_get32(b + 28) != fs->seg_count ||
+                cn_get32(b + 32) != fs->node_size)
+                return CAIRN_ERR_CORRUPT;
+            stored = cn_get32(b + 16);
+            *seq_out = cn_get32(b + 8);
+            *flags_out = cn_get16(b + 6);
+            cn_put32(b + 16, 0);
+            if (load) {
+                uint32_t h;
+                fs->root = cn_get32(b + 36);
+                fs->height = cn_get32(b + 40);
+                fs->next_id = cn_get32(b + 44);
+                fs->log.seg = cn_get32(b + 48);
+                fs->log.off = cn_get32(b + 52);
+                fs->log.seq = cn_get32(b + 56);
+                for (h = 0; h < CN_HEADS; h++) {
+                    fs->head[h].seg = cn_get32(b + 60 + h * 8);
+                    fs->head[h].page = cn_get32(b + 64 + h * 8);
+                }
+            }
+        }
+        if (load) {
+            for (i = j * ps < CK_HDR ? 0 : (j * ps - CK_HDR) / 8u; i < fs->seg_count; i++) {
+                uint32_t at = CK_HDR + i * 8u - j * ps;
+                if (at >= ps)
+                    break;
+                fs->segs[i].erase_count = cn_get32(b + at);
+                fs->segs[i].live = cn_get16(b + at + 4);
+                fs->segs[i].state = b[at + 6];
+                fs->segs[i].aux = 0;
+            }
+        }
+        crc = cn_crc32(crc, b, n);
+    }
+    return crc == stored ? 0 : CAIRN_ERR_CORRUPT;
+}
+
+static int slot_written(cairn *fs, uint32_t anchor, uint32_t slot, int *written)
+{
+    uint8_t h[20];
+    uint32_t i;
+    int err = cn_dev_read(fs, slot_page(fs, anchor, slot), 0, h, sizeof h);
+    if (err)
+        return err;
+    *written = 0;
+    for (i = 0; i < sizeof h; i++)
+        if (h[i] != 0xFF)
+            *written = 1;
+    return 0;
+}
+
+/* Last slot of an anchor holding a valid checkpoint, or CN_NONE. Slots are
+ * written in order, after a mount one slot may be skipped (see ckpt_load), so
+ * "slot i or slot i+1 written" is true on a prefix of the slots. */
+static int last_valid(cairn *fs, uint32_t anchor, uint32_t *slot_out, uint32_t *seq_out,
+                      uint32_t *flags_out, uint32_t *blank_out)
+{
+    uint32_t lo = 0, hi = slots_per_anchor(fs), s, tries;
+    int err, w1, w2;
+    while (lo < hi) { /* first i where neither i nor i+1 is written */
+        uint32_t mid = (lo + hi) / 2;
+        err = slot_written(fs, anchor, mid, &w1);
+        if (err)
+            return err;
+        w2 = 0;
+        if (!w1 && mid + 1 < slots_per_anchor(fs)) {
+            err = slot_written(fs, anchor, mid + 1, &w2);
+            if (err)
+                return err;
+        }
+        if (w1 || w2)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *slot_out = CN_NONE;
+    *blank_out = lo;
+    /* the newest written slot is lo - 1 or lo; try back over torn ones */
+    s = lo + 1 < slots_per_anchor(fs) ? lo + 1 : slots_per_anchor(fs);
+    for (tries = 0; s > 0 && tries < 4; tries++) {
+        s--;
+        if (ck_read(fs, anchor, s, 0, seq_out, flags_out) == 0) {
+            *slot_out = s;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+int cn_ckpt_load(cairn *fs)
+{
+    uint32_t slot[2], seq[2], flags[2], blank[2], a, best = CN_NONE;
+    int err;
+    for (a = 0; a < 2; a++) {
+        err = last_valid(fs, a, &slot[a], &seq[a], &flags[a], &blank[a]);
+        if (err)
+            return err;
+        if (slot[a] != CN_NONE &&
+            (best == CN_NONE || (int32_t)(seq[a] - seq[best]) > 0))
+            best = a;
+    }
+    if (best == CN_NONE)
+        return CAIRN_ERR_CORRUPT;
+    err = ck_read(fs, best, slot[best], 1, &seq[best], &flags[best]);
+    if (err)
+        return err;
+    fs->ckpt_anchor = best;
+    /* The first blank slot may hold a torn write that reads blank: the next
+     * checkpoint goes one further (ckpt_write adds one to ckpt_slot). */
+    fs->ckpt_slot = blank[best];
+    fs->ckpt_seq = seq[best];
+    return (flags[best] & CK_CLEAN) ? 1 : 0;
+}
+
+int cn_ckpt_format(cairn *fs)
+{
+    int err = cn_dev_erase_seg(fs, 1);
+    if (err)
+        return err;
+    fs->ckpt_anchor = 0;
+    fs->ckpt_slot = CN_NONE;
+    fs->ckpt_seq = 0;
+    return cn_ckpt_write(fs, 1);
+}

@@ -1,0 +1,311 @@
+/*
+ * cairn core: internal definitions shared by the src/ files.
+ * The on-disk format is described field by field in docs/DESIGN.md.
+ */
+#ifndef CN_H
+#define CN_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "cairn.h"
+
+/* ---- limits ---- */
+#define CN_MAX_HEIGHT 5    /* tree levels, leaves included */
+#define CN_MAX_OPEN 32     /* handles (files + dirs) */
+#define CN_REC_MAX 320     /* largest journal record, header included */
+#define CN_SUB_MASK 0x0FFFFFFFu
+#define CN_ID_MAX 0x0FFFFFFFu
+#define CN_ROOT_ID 1u
+#define CN_NONE 0xFFFFFFFFu
+#define CN_DIRTY_REF 0x80000000u /* tree child ref naming a cache slot */
+#define CN_TRIM_BATCH 16u        /* keys one trim record may delete */
+#define CN_OVERLAP_MAX 8u        /* old extents one extent record may cut */
+#define CN_RESERVE_SEGS 4u  /* free segments user data may not take (GC, deletes) */
+#define CN_RECOVERY_SEGS 2u /* free segments only a mount's recovery may take */
+
+/* ---- tree keys: (id:32 | kind:4 | sub:28) ---- */
+enum cn_kind {
+    CN_K_INODE = 0,
+    CN_K_ATTR = 1,
+    CN_K_DIRENT = 2,
+    CN_K_EXTENT = 3,
+    CN_K_ORPHAN = 4 /* under id 0: objects whose space is still being freed */
+};
+static inline uint64_t cn_key(uint32_t id, unsigned kind, uint32_t sub)
+{
+    return ((uint64_t)id << 32) | ((uint64_t)(kind & 0xFu) << 28) |
+           (sub & CN_SUB_MASK);
+}
+static inline uint32_t cn_key_id(uint64_t k) { return (uint32_t)(k >> 32); }
+static inline unsigned cn_key_kind(uint64_t k) { return (unsigned)((k >> 28) & 0xFu); }
+static inline uint32_t cn_key_sub(uint64_t k) { return (uint32_t)k & CN_SUB_MASK; }
+
+/* ---- little-endian field access (on-disk format is little-endian) ---- */
+static inline uint16_t cn_get16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t cn_get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+static inline uint64_t cn_get64(const uint8_t *p)
+{
+    return (uint64_t)cn_get32(p) | ((uint64_t)cn_get32(p + 4) << 32);
+}
+static inline void cn_put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static inline void cn_put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+static inline void cn_put64(uint8_t *p, uint64_t v)
+{
+    cn_put32(p, (uint32_t)v);
+    cn_put32(p + 4, (uint32_t)(v >> 32));
+}
+
+uint32_t cn_crc32(uint32_t crc, const void *data, uint32_t len);
+
+/* ---- segments (logical blocks) ---- */
+enum cn_seg_state {
+    CN_SEG_FREE = 0,   /* no live data; must be erased before use */
+    CN_SEG_ERASED = 1, /* erased and untouched since */
+    CN_SEG_OPEN = 2,   /* a head appends into it */
+    CN_SEG_FULL = 3,   /* closed; freed by a commit once live == 0 */
+    CN_SEG_LOG = 4,    /* holds journal records */
+    CN_SEG_ANCHOR = 5, /* checkpoint area */
+    CN_SEG_BAD = 6
+};
+struct cn_seg {
+    uint32_t erase_count;
+    uint16_t live;  /* live pages (data and tree nodes) */
+    uint16_t aux;   /* RAM only: replay pins it, the check counts pages in it */
+    uint8_t state;  /* enum cn_seg_state */
+};
+
+enum cn_head_id { CN_H_DATA = 0, CN_H_META = 1, CN_H_COLD = 2, CN_HEADS = 3 };
+struct cn_head {
+    uint32_t seg;  /* CN_NONE: no segment yet */
+    uint32_t page; /* next page to program, inside seg */
+};
+
+/* ---- node cache ---- */
+struct cn_slot {
+    uint32_t addr; /* page of the node on flash; CN_NONE while dirty/empty */
+    uint32_t lru;
+    uint8_t used;
+    uint8_t dirty;
+    uint8_t pins;
+    uint8_t level;
+};
+
+/* ---- journal ---- */
+enum cn_rec_type {
+    CN_R_PAD = 0x01,
+    CN_R_NEXT = 0x02,
+    CN_R_EXTENT = 0x10,
+    CN_R_SIZE = 0x11,
+    CN_R_TRIM = 0x12,
+    CN_R_CREATE = 0x20,
+    CN_R_REMOVE = 0x21,
+    CN_R_RENAME = 0x22,
+    CN_R_ATTR = 0x30,
+    CN_R_ATTRDEL = 0x31
+};
+#define CN_REC_HDR 12u
+struct cn_log {
+    uint32_t seg;     /* segment the journal appends into */
+    uint32_t off;     /* byte offset of the next record in seg */
+    uint32_t flushed; /* bytes of seg programmed so far (<= off) */
+    uint32_t seq;     /* sequence number of the next record */
+    uint32_t since;   /* pages of journal since the last checkpoint */
+    uint8_t *page;    /* RAM copy of the page holding off */
+    /* Record that may still be extended in RAM (offset in seg), or CN_NONE. */
+    uint32_t last_ext;
+};
+
+/* ---- open files ---- */
+struct cn_file {
+    uint32_t id;     /* 0: slot unused */
+    uint16_t refs;
+    uint8_t type;
+    uint8_t buf_dirty;
+    int32_t size;     /* current size, including buffered bytes */
+    int32_t rec_size; /* size as the journal/tree knows it */
+    uint32_t buf_page;  /* file page held in buf, CN_NONE if none */
+    uint32_t dlo, dhi;  /* dirty byte range inside buf */
+    uint32_t tail_phys; /* NOR: page buf_page was programmed into, in place */
+    uint32_t tail_prog; /* NOR: bytes of tail_phys programmed */
+    uint8_t *buf;
+    /* cursor: the extent that served the last lookup */
+    uint32_t ext_start, ext_phys, ext_count;
+};
+
+enum cn_handle_kind { CN_HND_FREE = 0, CN_HND_FILE = 1, CN_HND_DIR = 2 };
+struct cn_handle {
+    uint8_t kind;
+    uint8_t flags;  /* open flags */
+    uint16_t file;  /* index into files */
+    int32_t pos;
+    uint32_t dir_id;   /* directories: the listed dir */
+    uint32_t dir_next; /* directories: next sub to return */
+};
+
+struct cairn {
+    struct cairn_config cfg;
+    struct cairn_dev *dev;
+    /* geometry in pages */
+    uint32_t page_size, seg_pages, seg_count, node_pages, node_size;
+    uint32_t medium;
+    uint8_t spare_tags; /* NAND: data pages carry a tag in the spare area */
+    uint8_t mounted;
+    uint8_t read_only;
+    uint8_t in_commit;
+    /* checkpoint state */
+    uint32_t ckpt_seq;      /* sequence of the newest checkpoint */
+    uint32_t ckpt_anchor;   /* 0 or 1: anchor holding the newest one */
+    uint32_t ckpt_slot;     /* its slot */
+    uint32_t ckpt_pages;    /* pages per checkpoint slot */
+    uint32_t root;          /* tree root ref (page or CN_DIRTY_REF|slot) */
+    uint32_t height;        /* levels; 1 = the root is a leaf */
+    uint32_t next_id;
+    struct cn_head head[CN_HEADS];
+    struct cn_log log;
+    /* RAM areas carved out of cfg.mem (or the mount's malloc) */
+    struct cn_seg *segs;
+    struct cn_slot *slots;
+    uint32_t nslots;
+    uint8_t *cache;   /* nslots * node_size */
+    uint8_t *scratch; /* max(page_size, CN_REC_MAX) bytes */
+    uint8_t *scratch2;
+    struct cn_file *files;
+    struct cn_handle *handles;
+    uint32_t max_open;
+    uint32_t lru_clock;
+    uint32_t dirty_nodes;
+    uint32_t free_segs; /* FREE or ERASED, live 0, not pinned */
+    void *mem_owned;    /* malloc'd by mount, freed by unmount */
+    uint8_t session_pending; /* clean mount: checkpoint before the first write */
+    uint8_t broken;          /* an update failed half-way: refuse further work */
+    uint8_t in_gc;           /* GC is running: no nested collection */
+    uint8_t recovering;      /* mount is replaying: the last segments are open to it */
+};
+
+/* device.c */
+int cn_dev_read(cairn *fs, uint32_t page, uint32_t off, void *buf, uint32_t len);
+int cn_dev_prog(cairn *fs, uint32_t page, uint32_t off, const void *buf,
+                uint32_t len, const void *spare, uint32_t spare_len);
+int cn_dev_erase_seg(cairn *fs, uint32_t seg);
+int cn_dev_sync(cairn *fs);
+int cn_begin_write(cairn *fs);
+static inline uint32_t cn_seg_of(const cairn *fs, uint32_t page) { return page / fs->seg_pages; }
+
+/* cache.c */
+int cn_cache_get(cairn *fs, uint32_t ref, uint32_t *slot_out);
+int cn_cache_new(cairn *fs, uint32_t *slot_out);
+uint8_t *cn_slot_data(cairn *fs, uint32_t slot);
+void cn_cache_cow(cairn *fs, uint32_t slot);
+void cn_cache_drop(cairn *fs, uint32_t slot);
+uint32_t cn_cache_evictable(const cairn *fs);
+int cn_cache_flush(cairn *fs);
+void cn_cache_reset(cairn *fs);
+int cn_node_check(const cairn *fs, const uint8_t *node, uint32_t size);
+
+/* tree.c */
+int cn_tree_get(cairn *fs, uint64_t key, void *val, uint32_t cap, uint32_t *vlen);
+/* First entry with key >= key (dir 0) or last entry with key <= key (dir 1). */
+int cn_tree_seek(cairn *fs, uint64_t key, int le, uint64_t *found, void *val,
+                 uint32_t cap, uint32_t *vlen);
+int cn_tree_put(cairn *fs, uint64_t key, const void *val, uint32_t vlen);
+int cn_tree_del(cairn *fs, uint64_t key);
+int cn_tree_init_empty(cairn *fs);
+/* Calls fn for every node (pre-order) with its ref; stops on nonzero. */
+typedef int (*cn_node_fn)(cairn *fs, uint32_t slot, uint32_t addr, void *arg);
+int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg);
+
+/* seg.c */
+int cn_seg_alloc(cairn *fs, int privileged, uint32_t *seg_out);
+int cn_head_pages(cairn *fs, unsigned h, uint32_t want, int privileged,
+                  uint32_t *page_out, uint32_t *got);
+void cn_live_add(cairn *fs, uint32_t page, int32_t delta);
+void cn_seg_recount(cairn *fs);
+int cn_space_for_user(cairn *fs);
+uint32_t cn_free_segs(const cairn *fs);
+uint32_t cn_dead_segs(const cairn *fs);
+int cn_meta_room(cairn *fs);
+void cn_seg_release_dead(cairn *fs);
+
+/* journal.c */
+int cn_log_append(cairn *fs, uint8_t type, const uint8_t *payload, uint32_t len);
+int cn_log_extend_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys,
+                         uint32_t count, int32_t size);
+int cn_log_flush(cairn *fs);
+int cn_log_start_fresh(cairn *fs);
+typedef int (*cn_rec_fn)(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len,
+                         void *arg);
+int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
+                uint32_t *end_off, uint32_t *records);
+
+/* ckpt.c */
+int cn_ckpt_write(cairn *fs, int clean);
+int cn_ckpt_load(cairn *fs);
+int cn_ckpt_format(cairn *fs);
+
+/* apply.c: record effects on the tree (shared by live path and replay) */
+int cn_apply(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
+int cn_commit(cairn *fs);
+int cn_reserve(cairn *fs);
+int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
+int cn_finish_orphans(cairn *fs, uint32_t budget);
+
+/* gc.c */
+int cn_gc_one(cairn *fs);
+
+/* dir.c */
+int cn_lookup(cairn *fs, const char *path, uint32_t *id, uint8_t *type,
+              uint32_t *parent, uint32_t *sub, const char **last, uint32_t *last_len);
+int cn_inode_get(cairn *fs, uint32_t id, uint8_t *type, uint32_t *parent, int32_t *size);
+uint32_t cn_name_hash(const char *name, uint32_t len);
+
+/* file.c */
+int cn_file_flush(cairn *fs, struct cn_file *f);
+int cn_files_flush_all(cairn *fs);
+
+/* inode value: type u8, 0[3], parent u32, size i32, sub of its dirent u32 */
+#define CN_INODE_LEN 16u
+static inline void cn_inode_pack(uint8_t *v, uint8_t type, uint32_t parent, int32_t size,
+                                 uint32_t sub)
+{
+    v[0] = type;
+    v[1] = 0;
+    v[2] = 0;
+    v[3] = 0;
+    cn_put32(v + 4, parent);
+    cn_put32(v + 8, (uint32_t)size);
+    cn_put32(v + 12, sub);
+}
+
+/* fs.c */
+int cn_fs_ready(cairn *fs, int write);
+
+/* more of dir.c, file.c, apply.c */
+int cn_create(cairn *fs, uint32_t parent, uint32_t sub, const char *name, uint32_t len,
+              uint8_t type, uint32_t *id_out);
+int cn_handle_new(cairn *fs);
+int cn_open_size(cairn *fs, uint32_t id, int32_t *size);
+void cn_files_unlinked(cairn *fs, uint32_t id);
+void cn_files_forget_extents(cairn *fs, uint32_t id);
+void cn_files_forget_tails(cairn *fs, uint32_t seg);
+int cn_write_data(cairn *fs, uint32_t phys, uint32_t id, uint32_t fpage, const uint8_t *data,
+                  uint32_t pages);
+int cn_extent_lookup(cairn *fs, uint32_t id, uint32_t fpage, uint32_t *start,
+                     uint32_t *phys, uint32_t *count);
+int cn_inode_sub(cairn *fs, uint32_t id, uint32_t *sub);
+
+#endif /* CN_H */

@@ -1,0 +1,106 @@
+/* The core's only door to the device: bounds every request against the
+ * geometry (so corrupted metadata can never send I/O outside the volume),
+ * splits requests at erase-block boundaries, and maps driver results to
+ * cairn errors. */
+#include "cn.h"
+
+static int map_result(int r)
+{
+    if (r == CAIRN_DEV_OK || r == CAIRN_DEV_CORRECTED)
+        return 0;
+    return CAIRN_ERR_IO;
+}
+
+static int in_volume(const cairn *fs, uint32_t page, uint32_t off, uint32_t len)
+{
+    uint64_t total = (uint64_t)fs->seg_count * fs->seg_pages * fs->page_size;
+    uint64_t start = (uint64_t)page * fs->page_size + off;
+    return start <= total && len <= total - start;
+}
+
+int cn_dev_read(cairn *fs, uint32_t page, uint32_t off, void *buf, uint32_t len)
+{
+    struct cairn_dev *d = fs->dev;
+    uint32_t ppb = d->geo.pages_per_block;
+    uint8_t *out = (uint8_t *)buf;
+    if (!in_volume(fs, page, off, len))
+        return CAIRN_ERR_CORRUPT;
+    page += off / fs->page_size;
+    off %= fs->page_size;
+    while (len > 0) {
+        uint32_t room = (ppb - page % ppb) * fs->page_size - off;
+        uint32_t n = len < room ? len : room;
+        int r = d->read(d->ctx, page, off, out, n);
+        if (r < 0)
+            return map_result(r);
+        out += n;
+        len -= n;
+        page += (off + n) / fs->page_size;
+        off = (off + n) % fs->page_size;
+    }
+    return 0;
+}
+
+/* After a clean mount the heads continue where they stopped. Before the
+ * first change to the mounted state (in RAM or on flash), a checkpoint without
+ * the clean mark records that this session may write there, so a cut from
+ * then on takes the recovery path (fresh heads) instead of trusting pages that
+ * may be half written. Every state-changing entry point calls this first. */
+int cn_begin_write(cairn *fs)
+{
+    if (!fs->session_pending)
+        return 0;
+    fs->session_pending = 0;
+    return cn_ckpt_write(fs, 0);
+}
+
+int cn_dev_prog(cairn *fs, uint32_t page, uint32_t off, const void *buf,
+                uint32_t len, const void *spare, uint32_t spare_len)
+{
+    struct cairn_dev *d = fs->dev;
+    uint32_t ppb = d->geo.pages_per_block;
+    const uint8_t *in = (const uint8_t *)buf;
+    if (fs->read_only)
+        return CAIRN_ERR_ROFS;
+    if (!in_volume(fs, page, off, len))
+        return CAIRN_ERR_CORRUPT;
+    if (off + len <= fs->page_size)
+        return map_result(d->prog(d->ctx, page, off, in, len, spare, spare_len));
+    while (len > 0) { /* whole pages from here on: off is 0 */
+        uint32_t room = (ppb - page % ppb) * fs->page_size;
+        uint32_t n = len < room ? len : room;
+        int r = d->prog(d->ctx, page, 0, in, n, NULL, 0);
+        if (r < 0)
+            return map_result(r);
+        in += n;
+        len -= n;
+        page += n / fs->page_size;
+    }
+    return 0;
+}
+
+int cn_dev_erase_seg(cairn *fs, uint32_t seg)
+{
+    struct cairn_dev *d = fs->dev;
+    uint32_t bpl = fs->seg_pages / d->geo.pages_per_block;
+    uint32_t i;
+    if (fs->read_only)
+        return CAIRN_ERR_ROFS;
+    if (seg >= fs->seg_count)
+        return CAIRN_ERR_CORRUPT;
+    for (i = 0; i < bpl; i++) {
+        int r = d->erase(d->ctx, seg * bpl + i);
+        if (r < 0)
+            return map_result(r);
+    }
+    fs->segs[seg].erase_count++;
+    return 0;
+}
+
+int cn_dev_sync(cairn *fs)
+{
+    struct cairn_dev *d = fs->dev;
+    if (d->sync == NULL || fs->read_only)
+        return 0;
+    return map_result(d->sync(d->ctx));
+}

@@ -1,0 +1,441 @@
+/* Directories and names. A directory entry is the tree key (parent, DIRENT,
+ * hash24(name) << 4 | n): names with the same 24-bit hash take the first free
+ * n of 16, so a lookup reads one bucket of keys, never the whole directory. */
+#include "cn.h"
+
+uint32_t cn_name_hash(const char *name, uint32_t len)
+{
+    uint32_t h = 2166136261u, i; /* FNV-1a, folded to 24 bits */
+    for (i = 0; i < len; i++) {
+        h ^= (uint8_t)name[i];
+        h *= 16777619u;
+    }
+    return (h ^ (h >> 24)) & 0xFFFFFFu;
+}
+
+/* Find name in dir: child id, type and the entry's sub. With free_sub set,
+ * on NOENT it receives the first unused sub of the name's bucket (CN_NONE if
+ * the bucket is full). */
+static int dir_find(cairn *fs, uint32_t dir, const char *name, uint32_t len, uint32_t *child,
+                    uint8_t *type, uint32_t *sub, uint32_t *free_sub)
+{
+    uint32_t base = cn_name_hash(name, len) << 4, used = 0, vlen, s;
+    uint64_t k = cn_key(dir, CN_K_DIRENT, base);
+    uint8_t *v = fs->scratch;
+    for (;;) {
+        int err = cn_tree_seek(fs, k, 0, &k, v, 6 + CAIRN_NAME_MAX, &vlen);
+        if (err == CAIRN_ERR_NOENT)
+            break;
+        if (err)
+            return err;
+        s = cn_key_sub(k);
+        if (cn_key_id(k) != dir || cn_key_kind(k) != CN_K_DIRENT || s >= base + 16)
+            break;
+        if (vlen < 7 || vlen != 6u + v[5])
+            return CAIRN_ERR_CORRUPT;
+        used |= 1u << (s - base);
+        if (v[5] == len && memcmp(v + 6, name, len) == 0) {
+            *child = cn_get32(v);
+            *type = v[4];
+            *sub = s;
+            return 0;
+        }
+        k++;
+    }
+    if (free_sub) {
+        *free_sub = CN_NONE;
+        for (s = 0; s < 16; s++)
+            if (!(used & (1u << s))) {
+                *free_sub = base + s;
+                break;
+            }
+    }
+    return CAIRN_ERR_NOENT;
+}
+
+/* Resolve a path. On success: the object's id and type, and its entry's
+ * parent and sub (parent CN_NONE for the root). When only the last component
+ * is missing: CAIRN_ERR_NOENT with *parent the directory to create it in and
+ * *sub a free sub for the name (CN_NONE when its bucket is full); otherwise
+ * *parent is CN_NONE. last and last_len name the last component. */
+int cn_lookup(cairn *fs, const char *path, uint32_t *id, uint8_t *type, uint32_t *parent,
+              uint32_t *sub, const char **last, uint32_t *last_len)
+{
+    uint32_t cur = CN_ROOT_ID, csub = 0, cparent = CN_NONE, child, chsub, fsub;
+    uint8_t ctype = CAIRN_TYPE_DIR, chtype;
+    const char *p = path;
+    *parent = CN_NONE;
+    *last = "/";
+    *last_len = 1;
+    if (path == NULL)
+        return CAIRN_ERR_INVAL;
+    for (;;) {
+        const char *name, *q;
+        uint32_t len;
+        int err;
+        while (*p == '/')
+            p++;
+        if (*p == '\0')
+            break;
+        name = p;
+        while (*p != '\0' && *p != '/')
+            p++;
+        len = (uint32_t)(p - name);
+        if (len > CAIRN_NAME_MAX)
+            return CAIRN_ERR_NAMETOOLONG;
+        if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+            return CAIRN_ERR_INVAL;
+        if (ctype != CAIRN_TYPE_DIR)
+            return CAIRN_ERR_NOTDIR;
+        err = dir_find(fs, cur, name, len, &child, &chtype, &chsub, &fsub);
+        *last = name;
+        *last_len = len;
+        if (err == CAIRN_ERR_NOENT) {
+            for (q = p; *q == '/'; q++)
+                ;
+            if (*q == '\0') {
+                *parent = cur;
+                *sub = fsub;
+            }
+            return err;
+        }
+        if (err)
+            return err;
+        if (chtype != CAIRN_TYPE_FILE && chtype != CAIRN_TYPE_DIR)
+            return CAIRN_ERR_CORRUPT;
+        cparent = cur;
+        csub = chsub;
+        cur = child;
+        ctype = chtype;
+    }
+    *id = cur;
+    *type = ctype;
+    *parent = cparent;
+    *sub = csub;
+    return 0;
+}
+
+/* Create a file or directory named by path; the caller checked it is absent. */
+int cn_create(cairn *fs, uint32_t parent, uint32_t sub, const char *name, uint32_t len,
+              uint8_t type, uint32_t *id_out)
+{
+    uint8_t p[14 + CAIRN_NAME_MAX];
+    int err;
+    if (sub == CN_NONE || fs->next_id > CN_ID_MAX)
+        return CAIRN_ERR_NOSPC;
+    err = cn_space_for_user(fs);
+    if (err)
+        return err;
+    cn_put32(p, parent);
+    cn_put32(p + 4, fs->next_id);
+    cn_put32(p + 8, sub);
+    p[12] = type;
+    p[13] = (uint8_t)len;
+    memcpy(p + 14, name, len);
+    *id_out = fs->next_id;
+    return cn_record(fs, CN_R_CREATE, p, 14 + len);
+}
+
+int cairn_mkdir(cairn *fs, const char *path)
+{
+    uint32_t id, parent, sub, len;
+    uint8_t type;
+    const char *name;
+    int err = cn_fs_ready(fs, 1);
+    if (err)
+        return err;
+    err = cn_lookup(fs, path, &id, &type, &parent, &sub, &name, &len);
+    if (err == 0)
+        return CAIRN_ERR_EXIST;
+    if (err != CAIRN_ERR_NOENT || parent == CN_NONE)
+        return err;
+    return cn_create(fs, parent, sub, name, len, CAIRN_TYPE_DIR, &id);
+}
+
+static int dir_empty(cairn *fs, uint32_t dir)
+{
+    uint64_t k;
+    int err = cn_tree_seek(fs, cn_key(dir, CN_K_DIRENT, 0), 0, &k, NULL, 0, NULL);
+    if (err == CAIRN_ERR_NOENT)
+        return 1;
+    if (err)
+        return err;
+    return !(cn_key_id(k) == dir && cn_key_kind(k) == CN_K_DIRENT);
+}
+
+int cairn_remove(cairn *fs, const char *path)
+{
+    uint32_t id, parent, sub, len;
+    uint8_t type, p[12];
+    const char *name;
+    int err = cn_fs_ready(fs, 1);
+    if (err)
+        return err;
+    err = cn_lookup(fs, path, &id, &type, &parent, &sub, &name, &len);
+    if (err)
+        return err;
+    if (parent == CN_NONE)
+        return CAIRN_ERR_INVAL; /* the root */
+    if (type == CAIRN_TYPE_DIR) {
+        err = dir_empty(fs, id);
+        if (err < 0)
+            return err;
+        if (!err)
+            return CAIRN_ERR_NOTEMPTY;
+    }
+    cn_files_unlinked(fs, id);
+    cn_put32(p, parent);
+    cn_put32(p + 4, sub);
+    cn_put32(p + 8, id);
+    err = cn_record(fs, CN_R_REMOVE, p, 12);
+    if (!err)
+        err = cn_finish_orphans(fs, CN_NONE);
+    return err;
+}
+
+/* Would moving dir `id` under `dest` put it inside itself? */
+static int inside_itself(cairn *fs, uint32_t id, uint32_t dest)
+{
+    uint32_t steps = 0;
+    while (dest != CN_ROOT_ID) {
+        int err;
+        if (dest == id)
+            return 1;
+        if (++steps > 4096)
+            return CAIRN_ERR_CORRUPT;
+        err = cn_inode_get(fs, dest, NULL, &dest, NULL);
+        if (err)
+            return err;
+    }
+    return id == CN_ROOT_ID;
+}
+
+int cairn_rename(cairn *fs, const char *from, const char *to)
+{
+    uint32_t id, op, osub, olen, tid, np, nsub, nlen, replaced = 0;
+    uint8_t type, ttype, p[21 + CAIRN_NAME_MAX];
+    const char *oname, *nname;
+    int err = cn_fs_ready(fs, 1);
+    if (err)
+        return err;
+    err = cn_lookup(fs, from, &id, &type, &op, &osub, &oname, &olen);
+    if (err)
+        return err;
+    if (op == CN_NONE)
+        return CAIRN_ERR_INVAL;
+    err = cn_lookup(fs, to, &tid, &ttype, &np, &nsub, &nname, &nlen);
+    if (err == 0) {
+        if (tid == id)
+            return 0;
+        if (np == CN_NONE)
+            return CAIRN_ERR_INVAL;
+        if (ttype == CAIRN_TYPE_DIR && type != CAIRN_TYPE_DIR)
+            return CAIRN_ERR_ISDIR;
+        if (ttype != CAIRN_TYPE_DIR && type == CAIRN_TYPE_DIR)
+            return CAIRN_ERR_NOTDIR;
+        if (ttype == CAIRN_TYPE_DIR) {
+            err = dir_empty(fs, tid);
+            if (err < 0)
+                return err;
+            if (!err)
+                return CAIRN_ERR_NOTEMPTY;
+        }
+        replaced = tid;
+    } else if (err != CAIRN_ERR_NOENT || np == CN_NONE) {
+        return err;
+    } else if (nsub == CN_NONE) {
+        return CAIRN_ERR_NOSPC;
+    }
+    if (type == CAIRN_TYPE_DIR) {
+        err = inside_itself(fs, id, np);
+        if (err)
+            return err < 0 ? err : CAIRN_ERR_INVAL;
+    }
+    if (replaced)
+        cn_files_unlinked(fs, replaced);
+    cn_put32(p, op);
+    cn_put32(p + 4, osub);
+    cn_put32(p + 8, np);
+    cn_put32(p + 12, nsub);
+    cn_put32(p + 16, replaced);
+    p[20] = (uint8_t)nlen;
+    memcpy(p + 21, nname, nlen);
+    err = cn_record(fs, CN_R_RENAME, p, 21 + nlen);
+    if (!err && replaced)
+        err = cn_finish_orphans(fs, CN_NONE);
+    return err;
+}
+
+/* Size of a file as its open object or the tree knows it. */
+static int object_info(cairn *fs, uint32_t id, uint8_t type, struct cairn_info *info)
+{
+    int32_t size = 0;
+    int err = 0;
+    info->type = type;
+    info->id = id;
+    if (type == CAIRN_TYPE_FILE && !cn_open_size(fs, id, &size))
+        err = cn_inode_get(fs, id, NULL, NULL, &size);
+    info->size = type == CAIRN_TYPE_FILE ? size : 0;
+    return err;
+}
+
+int cairn_stat(cairn *fs, const char *path, struct cairn_info *info)
+{
+    uint32_t id, parent, sub, len;
+    uint8_t type;
+    const char *name;
+    int err = cn_fs_ready(fs, 0);
+    if (err)
+        return err;
+    if (info == NULL)
+        return CAIRN_ERR_INVAL;
+    err = cn_lookup(fs, path, &id, &type, &parent, &sub, &name, &len);
+    if (err)
+        return err;
+    memcpy(info->name, name, len);
+    info->name[len] = '\0';
+    return object_info(fs, id, type, info);
+}
+
+int cairn_opendir(cairn *fs, const char *path)
+{
+    uint32_t id, parent, sub, len;
+    uint8_t type;
+    const char *name;
+    int h, err = cn_fs_ready(fs, 0);
+    if (err)
+        return err;
+    err = cn_lookup(fs, path, &id, &type, &parent, &sub, &name, &len);
+    if (err)
+        return err;
+    if (type != CAIRN_TYPE_DIR)
+        return CAIRN_ERR_NOTDIR;
+    h = cn_handle_new(fs);
+    if (h < 0)
+        return h;
+    fs->handles[h].kind = CN_HND_DIR;
+    fs->handles[h].dir_id = id;
+    fs->handles[h].dir_next = 0;
+    return h;
+}
+
+static struct cn_handle *dir_handle(cairn *fs, int dd)
+{
+    if (cn_fs_ready(fs, 0) || dd < 0 || (uint32_t)dd >= fs->max_open ||
+        fs->handles[dd].kind != CN_HND_DIR)
+        return NULL;
+    return &fs->handles[dd];
+}
+
+int cairn_readdir(cairn *fs, int dd, struct cairn_info *info)
+{
+    struct cn_handle *h = dir_handle(fs, dd);
+    uint8_t *v;
+    uint64_t k;
+    uint32_t vlen;
+    int err;
+    if (h == NULL)
+        return CAIRN_ERR_BADF;
+    if (info == NULL)
+        return CAIRN_ERR_INVAL;
+    if (h->dir_next > CN_SUB_MASK)
+        return 0;
+    v = fs->scratch;
+    err = cn_tree_seek(fs, cn_key(h->dir_id, CN_K_DIRENT, h->dir_next), 0, &k, v,
+                       6 + CAIRN_NAME_MAX, &vlen);
+    if (err == CAIRN_ERR_NOENT || (err == 0 && (cn_key_id(k) != h->dir_id ||
+                                                cn_key_kind(k) != CN_K_DIRENT)))
+        return 0;
+    if (err)
+        return err;
+    if (vlen < 7 || vlen != 6u + v[5])
+        return CAIRN_ERR_CORRUPT;
+    h->dir_next = cn_key_sub(k) + 1;
+    memcpy(info->name, v + 6, v[5]);
+    info->name[v[5]] = '\0';
+    err = object_info(fs, cn_get32(v), v[4], info);
+    return err ? err : 1;
+}
+
+int cairn_rewinddir(cairn *fs, int dd)
+{
+    struct cn_handle *h = dir_handle(fs, dd);
+    if (h == NULL)
+        return CAIRN_ERR_BADF;
+    h->dir_next = 0;
+    return 0;
+}
+
+int cairn_closedir(cairn *fs, int dd)
+{
+    struct cn_handle *h = dir_handle(fs, dd);
+    if (h == NULL)
+        return CAIRN_ERR_BADF;
+    h->kind = CN_HND_FREE;
+    return 0;
+}
+
+/* ---- custom attributes ---- */
+
+static int attr_target(cairn *fs, const char *path, int write, uint32_t *id)
+{
+    uint32_t parent, sub, len;
+    uint8_t type;
+    const char *name;
+    int err = cn_fs_ready(fs, write);
+    if (err)
+        return err;
+    return cn_lookup(fs, path, id, &type, &parent, &sub, &name, &len);
+}
+
+int cairn_getattr(cairn *fs, const char *path, uint8_t type, void *buf, uint32_t size)
+{
+    uint32_t id, vlen;
+    uint8_t v[CAIRN_ATTR_MAX];
+    int err = attr_target(fs, path, 0, &id);
+    if (err)
+        return err;
+    err = cn_tree_get(fs, cn_key(id, CN_K_ATTR, type), v, sizeof v, &vlen);
+    if (err)
+        return err == CAIRN_ERR_NOENT ? CAIRN_ERR_NOATTR : err;
+    if (vlen > CAIRN_ATTR_MAX)
+        return CAIRN_ERR_CORRUPT;
+    if (buf)
+        memcpy(buf, v, vlen < size ? vlen : size);
+    return (int)vlen;
+}
+
+int cairn_setattr(cairn *fs, const char *path, uint8_t type, const void *buf, uint32_t size)
+{
+    uint32_t id;
+    uint8_t p[6 + CAIRN_ATTR_MAX];
+    int err;
+    if (size > CAIRN_ATTR_MAX || (buf == NULL && size > 0))
+        return CAIRN_ERR_INVAL;
+    err = attr_target(fs, path, 1, &id);
+    if (!err)
+        err = cn_space_for_user(fs);
+    if (err)
+        return err;
+    cn_put32(p, id);
+    p[4] = type;
+    p[5] = (uint8_t)size;
+    if (size)
+        memcpy(p + 6, buf, size);
+    return cn_record(fs, CN_R_ATTR, p, 6 + size);
+}
+
+int cairn_removeattr(cairn *fs, const char *path, uint8_t type)
+{
+    uint32_t id, vlen;
+    uint8_t p[5];
+    int err = attr_target(fs, path, 1, &id);
+    if (err)
+        return err;
+    err = cn_tree_get(fs, cn_key(id, CN_K_ATTR, type), NULL, 0, &vlen);
+    if (err)
+        return err == CAIRN_ERR_NOENT ? CAIRN_ERR_NOATTR : err;
+    cn_put32(p, id);
+    p[4] = type;
+    return cn_record(fs, CN_R_ATTRDEL, p, 5);
+}

@@ -1,0 +1,673 @@
+/* Files. Each open file has one object (shared by all its handles) holding a
+ * one-page buffer and a cursor: the extent that served the last lookup, so
+ * sequential access touches the tree once per extent, not once per page.
+ *
+ * Writes fill the buffer and a page is programmed when the buffer is full or
+ * at sync/close; whole pages of a large write go straight from the caller's
+ * buffer to flash in one device call per contiguous run. On NOR a partly
+ * filled tail page stays open: later syncs program only the new bytes into
+ * it, so small synced appends cost about their own size. */
+#include "cn.h"
+
+#define TAG_MAGIC 0x5443u /* "CT" */
+#define TAG_LEN 24u
+
+static uint32_t ps_of(const cairn *fs) { return fs->page_size; }
+
+static void mark_dirty(struct cn_file *f, uint32_t lo, uint32_t hi)
+{
+    if (!f->buf_dirty) {
+        f->dlo = lo;
+        f->dhi = hi;
+        f->buf_dirty = 1;
+        return;
+    }
+    if (lo < f->dlo)
+        f->dlo = lo;
+    if (hi > f->dhi)
+        f->dhi = hi;
+}
+
+int cn_handle_new(cairn *fs)
+{
+    uint32_t i;
+    for (i = 0; i < fs->max_open; i++) {
+        if (fs->handles[i].kind == CN_HND_FREE) {
+            memset(&fs->handles[i], 0, sizeof fs->handles[i]);
+            return (int)i;
+        }
+    }
+    return CAIRN_ERR_MFILE;
+}
+
+static struct cn_file *file_of(cairn *fs, int fd, int want_write, struct cn_handle **hp)
+{
+    struct cn_handle *h;
+    if (cn_fs_ready(fs, 0) || fd < 0 || (uint32_t)fd >= fs->max_open)
+        return NULL;
+    h = &fs->handles[fd];
+    if (h->kind != CN_HND_FILE || fs->files[h->file].id == 0 ||
+        fs->files[h->file].id == CN_NONE)
+        return NULL;
+    if (want_write == 1 && !(h->flags & CAIRN_O_WRONLY))
+        return NULL;
+    if (want_write == 0 && !(h->flags & CAIRN_O_RDONLY))
+        return NULL;
+    *hp = h;
+    return &fs->files[h->file];
+}
+
+int cn_open_size(cairn *fs, uint32_t id, int32_t *size)
+{
+    uint32_t i;
+    for (i = 0; i < fs->max_open; i++) {
+        if (fs->files[i].id == id) {
+            *size = fs->files[i].size;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The object is gone from the namespace: its handles fail from now on. */
+void cn_files_unlinked(cairn *fs, uint32_t id)
+{
+    uint32_t i;
+    for (i = 0; i < fs->max_open; i++) {
+        if (fs->files[i].id == id) {
+            fs->files[i].buf_dirty = 0;
+            fs->files[i].buf_page = CN_NONE;
+            fs->files[i].id = CN_NONE; /* matches no object, frees on close */
+        }
+    }
+}
+
+/* The extents of `id` changed (CN_NONE: of any file): drop cached cursors. */
+void cn_files_forget_extents(cairn *fs, uint32_t id)
+{
+    uint32_t i;
+    for (i = 0; i < fs->max_open; i++)
+        if (id == CN_NONE || fs->files[i].id == id)
+            fs->files[i].ext_count = 0;
+}
+
+/* Pages of segment seg moved: NOR tails there can no longer grow in place. */
+void cn_files_forget_tails(cairn *fs, uint32_t seg)
+{
+    uint32_t i;
+    for (i = 0; i < fs->max_open; i++) {
+        struct cn_file *f = &fs->files[i];
+        if (f->tail_phys != CN_NONE && cn_seg_of(fs, f->tail_phys) == seg)
+            f->tail_phys = CN_NONE;
+    }
+}
+
+/* Physical page of file page fpage and how many pages follow it contiguously
+ * in the same extent; *phys = CN_NONE for a hole (then *run counts the hole's
+ * pages up to the next extent, at least 1). */
+static int map_page(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t *phys, uint32_t *run)
+{
+    uint32_t s, p, n;
+    int err;
+    if (!(f->ext_count && fpage >= f->ext_start && fpage < f->ext_start + f->ext_count)) {
+        err = cn_extent_lookup(fs, f->id, fpage, &s, &p, &n);
+        if (err == CAIRN_ERR_NOENT) {
+            *phys = CN_NONE;
+            *run = 1;
+            return 0;
+        }
+        if (err)
+            return err;
+        f->ext_start = s;
+        f->ext_phys = p;
+        f->ext_count = n;
+    }
+    *phys = f->ext_phys + (fpage - f->ext_start);
+    *run = f->ext_start + f->ext_count - fpage;
+    return 0;
+}
+
+static uint32_t valid_in_page(const cairn *fs, const struct cn_file *f, uint32_t fpage)
+{
+    int64_t v = (int64_t)f->size - (int64_t)fpage * ps_of(fs);
+    if (v <= 0)
+        return 0;
+    return v > (int64_t)ps_of(fs) ? ps_of(fs) : (uint32_t)v;
+}
+
+static void make_tag(cairn *fs, uint8_t *tag, uint32_t id, uint32_t fpage, const uint8_t *data)
+{
+    cn_put16(tag, TAG_MAGIC);
+    tag[2] = 1;
+    tag[3] = 0;
+    cn_put32(tag + 4, id);
+    cn_put32(tag + 8, fpage);
+    cn_put32(tag + 12, fs->log.seq);
+    cn_put32(tag + 16, cn_crc32(0, data, fs->page_size));
+    cn_put32(tag + 20, cn_crc32(0, tag, 20));
+}
+
+/* Program pages of file data at `phys`: one device call for the run where
+ * the medium takes it, page by page with a tag where pages carry one. */
+int cn_write_data(cairn *fs, uint32_t phys, uint32_t id, uint32_t fpage, const uint8_t *data,
+                  uint32_t pages)
+{
+    uint32_t i;
+    if (!fs->spare_tags)
+        return cn_dev_prog(fs, phys, 0, data, pages * fs->page_size, NULL, 0);
+    for (i = 0; i < pages; i++) {
+        uint8_t tag[TAG_LEN];
+        const uint8_t *d = data + (size_t)i * fs->page_size;
+        int err;
+        make_tag(fs, tag, id, fpage + i, d);
+        err = cn_dev_prog(fs, phys + i, 0, d, fs->page_size, tag, TAG_LEN);
+        if (err)
+            return err;
+    }
+    return 0;
+}
+
+static int record_extent(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t phys,
+                         uint32_t count)
+{
+    uint8_t p[20];
+    int64_t end = (int64_t)(fpage + count) * ps_of(fs);
+    int32_t size = f->size < end ? f->size : (int32_t)end;
+    int err;
+    if (size < f->rec_size)
+        size = f->rec_size;
+    cn_put32(p, f->id);
+    cn_put32(p + 4, fpage);
+    cn_put32(p + 8, phys);
+    cn_put32(p + 12, count);
+    cn_put32(p + 16, (uint32_t)size);
+    err = cn_record(fs, CN_R_EXTENT, p, 20);
+    if (!err)
+        f->rec_size = size;
+    return err;
+}
+
+/* Write the buffered page to flash and journal it. */
+int cn_file_flush(cairn *fs, struct cn_file *f)
+{
+    uint32_t fpage = f->buf_page, valid, phys, got;
+    int err;
+    if (!f->buf_dirty || f->id == CN_NONE)
+        return 0;
+    valid = valid_in_page(fs, f, fpage);
+    if (valid < f->dhi)
+        valid = f->dhi;
+    if (fs->medium == CAIRN_MEDIUM_NOR && f->tail_phys != CN_NONE && f->dlo >= f->tail_prog) {
+        phys = f->tail_phys; /* append in place: program only the new bytes */
+        if (valid > f->tail_prog) {
+            err = cn_dev_prog(fs, phys, f->tail_prog, f->buf + f->tail_prog,
+                              valid - f->tail_prog, NULL, 0);
+            if (err)
+                return err;
+        }
+    } else {
+        err = cn_head_pages(fs, CN_H_DATA, 1, 0, &phys, &got);
+        if (err)
+            return err;
+        if (fs->medium == CAIRN_MEDIUM_NOR)
+            err = cn_dev_prog(fs, phys, 0, f->buf, valid, NULL, 0);
+        else
+            err = cn_write_data(fs, phys, f->id, fpage, f->buf, 1);
+        if (err)
+            return err;
+    }
+    err = record_extent(fs, f, fpage, phys, 1);
+    if (err)
+        return err;
+    f->buf_dirty = 0;
+    f->dlo = ps_of(fs);
+    f->dhi = 0;
+    if (fs->medium == CAIRN_MEDIUM_NOR && valid < ps_of(fs)) {
+        f->tail_phys = phys;
+        f->tail_prog = valid;
+    } else {
+        f->tail_phys = CN_NONE;
+    }
+    return 0;
+}
+
+int cn_files_flush_all(cairn *fs)
+{
+    uint32_t i;
+    for (i = 0; i < fs->max_open; i++) {
+        if (fs->files[i].id != 0) {
+            int err = cn_file_flush(fs, &fs->files[i]);
+            if (err)
+                return err;
+        }
+    }
+    return 0;
+}
+
+/* Make the buffer hold file page fpage (flushing what it held). */
+static int load_page(cairn *fs, struct cn_file *f, uint32_t fpage)
+{
+    uint32_t phys, run, valid;
+    int err;
+    if (f->buf_page == fpage)
+        return 0;
+    err = cn_file_flush(fs, f);
+    if (err)
+        return err;
+    f->buf_page = CN_NONE;
+    f->tail_phys = CN_NONE;
+    valid = valid_in_page(fs, f, fpage);
+    memset(f->buf, 0, ps_of(fs));
+    if (valid > 0) {
+        err = map_page(fs, f, fpage, &phys, &run);
+        if (!err && phys != CN_NONE)
+            err = cn_dev_read(fs, phys, 0, f->buf, valid);
+        if (err)
+            return err;
+    }
+    f->buf_page = fpage;
+    f->dlo = ps_of(fs);
+    f->dhi = 0;
+    return 0;
+}
+
+/* Bytes past the end in the last page are stale on flash: before the file
+ * grows over them they are rewritten as zeros. */
+static int zero_tail(cairn *fs, struct cn_file *f)
+{
+    uint32_t in = (uint32_t)f->size % ps_of(fs);
+    int err;
+    if (in == 0)
+        return 0;
+    err = load_page(fs, f, (uint32_t)f->size / ps_of(fs));
+    if (err)
+        return err;
+    memset(f->buf + in, 0, ps_of(fs) - in);
+    mark_dirty(f, in, ps_of(fs));
+    return cn_file_flush(fs, f);
+}
+
+int32_t cairn_read(cairn *fs, int fd, void *buf, int32_t len)
+{
+    struct cn_handle *h;
+    struct cn_file *f = file_of(fs, fd, 0, &h);
+    uint8_t *out = (uint8_t *)buf;
+    int32_t done = 0;
+    if (f == NULL)
+        return CAIRN_ERR_BADF;
+    if (len < 0 || (buf == NULL && len > 0))
+        return CAIRN_ERR_INVAL;
+    if (h->pos >= f->size)
+        return 0;
+    if (len > f->size - h->pos)
+        len = f->size - h->pos;
+    while (done < len) {
+        uint32_t pos = (uint32_t)h->pos, fpage = pos / ps_of(fs), in = pos % ps_of(fs);
+        uint32_t want = (uint32_t)(len - done), n, phys, run;
+        int err;
+        if (f->buf_page == fpage) {
+            n = ps_of(fs) - in < want ? ps_of(fs) - in : want;
+            memcpy(out, f->buf + in, n);
+        } else {
+            err = map_page(fs, f, fpage, &phys, &run);
+            if (err)
+                return done ? done : err;
+            if (in == 0 && want >= ps_of(fs)) { /* whole pages straight to the caller */
+                uint32_t k = want / ps_of(fs);
+                if (k > run)
+                    k = run;
+                if (f->buf_page != CN_NONE && f->buf_page > fpage && f->buf_page < fpage + k)
+                    k = f->buf_page - fpage;
+                n = k * ps_of(fs);
+                if (phys == CN_NONE)
+                    memset(out, 0, n);
+                else if ((err = cn_dev_read(fs, phys, 0, out, n)) != 0)
+                    return done ? done : err;
+            } else if (phys == CN_NONE) {
+                n = ps_of(fs) - in < want ? ps_of(fs) - in : want;
+                memset(out, 0, n);
+            } else if (!f->buf_dirty) { /* keep the page: small reads continue in it */
+                err = load_page(fs, f, fpage);
+                if (err)
+                    return done ? done : err;
+                continue;
+            } else {
+                n = ps_of(fs) - in < want ? ps_of(fs) - in : want;
+                if ((err = cn_dev_read(fs, phys, in, out, n)) != 0)
+                    return done ? done : err;
+            }
+        }
+        out += n;
+        done += (int32_t)n;
+        h->pos += (int32_t)n;
+    }
+    return done;
+}
+
+/* Whole pages of a write, programmed from the caller's buffer. */
+static int write_pages(cairn *fs, struct cn_file *f, uint32_t fpage, const uint8_t *src,
+                       uint32_t pages)
+{
+    int err = cn_file_flush(fs, f); /* keep the journal in the order of writes */
+    if (err)
+        return err;
+    while (pages > 0) {
+        uint32_t phys, got;
+        int64_t end;
+        err = cn_head_pages(fs, CN_H_DATA, pages, 0, &phys, &got);
+        if (err)
+            return err;
+        if (f->buf_page != CN_NONE && f->buf_page >= fpage && f->buf_page < fpage + got) {
+            f->buf_page = CN_NONE; /* superseded */
+            f->buf_dirty = 0;
+        }
+        err = cn_write_data(fs, phys, f->id, fpage, src, got);
+        if (err)
+            return err;
+        end = (int64_t)(fpage + got) * ps_of(fs);
+        if (f->size < end)
+            f->size = (int32_t)end;
+        err = record_extent(fs, f, fpage, phys, got);
+        if (err)
+            return err;
+        f->tail_phys = CN_NONE;
+        fpage += got;
+        src += (size_t)got * ps_of(fs);
+        pages -= got;
+    }
+    return 0;
+}
+
+int32_t cairn_write(cairn *fs, int fd, const void *buf, int32_t len)
+{
+    struct cn_handle *h;
+    struct cn_file *f = file_of(fs, fd, 1, &h);
+    const uint8_t *src = (const uint8_t *)buf;
+    int32_t done = 0;
+    int err;
+    if (f == NULL)
+        return CAIRN_ERR_BADF;
+    if (len < 0 || (buf == NULL && len > 0))
+        return CAIRN_ERR_INVAL;
+    if (h->flags & CAIRN_O_APPEND)
+        h->pos = f->size;
+    if (len > INT32_MAX - h->pos)
+        return CAIRN_ERR_FBIG;
+    if (len == 0)
+        return 0;
+    if (h->pos > f->size && (uint32_t)f->size % ps_of(fs) != 0 &&
+        (uint32_t)h->pos / ps_of(fs) != (uint32_t)f->size / ps_of(fs)) {
+        err = zero_tail(fs, f);
+        if (err)
+            return err;
+    }
+    while (done < len) {
+        uint32_t pos = (uint32_t)h->pos, fpage = pos / ps_of(fs), in = pos % ps_of(fs);
+        uint32_t want = (uint32_t)(len - done), n;
+        if (in == 0 && want >= ps_of(fs) && f->buf_page != fpage) {
+            uint32_t pages = want / ps_of(fs);
+            err = write_pages(fs, f, fpage, src, pages);
+            n = pages * ps_of(fs);
+        } else {
+            n = ps_of(fs) - in < want ? ps_of(fs) - in : want;
+            err = load_page(fs, f, fpage);
+            if (!err) {
+                memcpy(f->buf + in, src, n);
+                mark_dirty(f, in, in + n);
+                if ((int64_t)pos + n > f->size)
+                    f->size = (int32_t)(pos + n);
+                if (in + n == ps_of(fs))
+                    err = cn_file_flush(fs, f);
+            }
+        }
+        if (err)
+            return done ? done : err;
+        src += n;
+        done += (int32_t)n;
+        h->pos += (int32_t)n;
+    }
+    return done;
+}
+
+int32_t cairn_seek(cairn *fs, int fd, int32_t off, int whence)
+{
+    struct cn_handle *h;
+    struct cn_file *f = file_of(fs, fd, 2, &h);
+    int64_t base, np;
+    if (f == NULL)
+        return CAIRN_ERR_BADF;
+    base = whence == CAIRN_SEEK_SET ? 0 : whence == CAIRN_SEEK_CUR ? h->pos
+           : whence == CAIRN_SEEK_END ? f->size : -1;
+    if (base < 0)
+        return CAIRN_ERR_INVAL;
+    np = base + off;
+    if (np < 0 || np > INT32_MAX)
+        return CAIRN_ERR_INVAL;
+    h->pos = (int32_t)np;
+    return h->pos;
+}
+
+int32_t cairn_tell(cairn *fs, int fd)
+{
+    struct cn_handle *h;
+    return file_of(fs, fd, 2, &h) ? h->pos : CAIRN_ERR_BADF;
+}
+
+int32_t cairn_size(cairn *fs, int fd)
+{
+    struct cn_handle *h;
+    struct cn_file *f = file_of(fs, fd, 2, &h);
+    return f ? f->size : CAIRN_ERR_BADF;
+}
+
+static int record_size(cairn *fs, struct cn_file *f)
+{
+    uint8_t p[8];
+    int err;
+    cn_put32(p, f->id);
+    cn_put32(p + 4, (uint32_t)f->size);
+    err = cn_record(fs, CN_R_SIZE, p, 8);
+    if (!err)
+        f->rec_size = f->size;
+    return err;
+}
+
+int cairn_truncate(cairn *fs, int fd, int32_t size)
+{
+    struct cn_handle *h;
+    struct cn_file *f = file_of(fs, fd, 1, &h);
+    int err;
+    if (f == NULL)
+        return CAIRN_ERR_BADF;
+    if (size < 0)
+        return CAIRN_ERR_INVAL;
+    if (size == f->size)
+        return 0;
+    err = cn_file_flush(fs, f);
+    if (!err && size > f->size)
+        err = zero_tail(fs, f);
+    if (err)
+        return err;
+    if (f->buf_page != CN_NONE && (int64_t)f->buf_page * ps_of(fs) >= size)
+        f->buf_page = CN_NONE;
+    else if (f->buf_page == (uint32_t)size / ps_of(fs) && size < f->size)
+        memset(f->buf + (uint32_t)size % ps_of(fs), 0,
+               ps_of(fs) - (uint32_t)size % ps_of(fs)); /* keep zeros past the end */
+    if (size < f->size)
+        f->tail_phys = CN_NONE;
+    f->size = size;
+    f->ext_count = 0;
+    err = record_size(fs, f);
+    if (!err)
+        err = cn_finish_orphans(fs, CN_NONE);
+    return err;
+}
+
+static int sync_file(cairn *fs, struct cn_file *f)
+{
+    int err = cn_file_flush(fs, f);
+    if (!err && f->size != f->rec_size)
+        err = record_size(fs, f);
+    return err;
+}
+
+int cairn_file_sync(cairn *fs, int fd)
+{
+    struct cn_handle *h;
+    struct cn_file *f = file_of(fs, fd, 2, &h);
+    int err;
+    if (f == NULL)
+        return CAIRN_ERR_BADF;
+    err = sync_file(fs, f);
+    if (!err)
+        err = cn_log_flush(fs);
+    if (!err)
+        err = cn_dev_sync(fs);
+    return err;
+}
+
+int cairn_close(cairn *fs, int fd)
+{
+    struct cn_handle *h;
+    struct cn_file *f;
+    int err = 0;
+    if (cn_fs_ready(fs, 0) || fd < 0 || (uint32_t)fd >= fs->max_open ||
+        fs->handles[fd].kind != CN_HND_FILE)
+        return CAIRN_ERR_BADF;
+    h = &fs->handles[fd];
+    f = &fs->files[h->file];
+    if (f->id != CN_NONE && (h->flags & CAIRN_O_WRONLY) && !fs->read_only) {
+        err = sync_file(fs, f);
+        if (!err)
+            err = cn_log_flush(fs);
+        if (!err)
+            err = cn_dev_sync(fs);
+    }
+    h->kind = CN_HND_FREE;
+    if (--f->refs == 0)
+        f->id = 0;
+    return err;
+}
+
+int cairn_fstat(cairn *fs, int fd, struct cairn_info *info)
+{
+    struct cn_handle *h;
+    struct cn_file *f = file_of(fs, fd, 2, &h);
+    if (f == NULL)
+        return CAIRN_ERR_BADF;
+    if (info == NULL)
+        return CAIRN_ERR_INVAL;
+    info->type = CAIRN_TYPE_FILE;
+    info->size = f->size;
+    info->id = f->id;
+    info->name[0] = '\0';
+    return 0;
+}
+
+/* Attach a handle to the open object of `id`, creating it if needed. */
+static int open_object(cairn *fs, uint32_t id, int flags)
+{
+    uint32_t i, slot = CN_NONE;
+    int32_t size;
+    int h, err;
+    for (i = 0; i < fs->max_open; i++) {
+        if (fs->files[i].id == id)
+            slot = i;
+    }
+    h = cn_handle_new(fs);
+    if (h < 0)
+        return h;
+    if (slot == CN_NONE) {
+        for (i = 0; i < fs->max_open && slot == CN_NONE; i++)
+            if (fs->files[i].id == 0)
+                slot = i;
+        if (slot == CN_NONE)
+            return CAIRN_ERR_MFILE;
+        err = cn_inode_get(fs, id, NULL, NULL, &size);
+        if (err)
+            return err;
+        {
+            struct cn_file *f = &fs->files[slot];
+            uint8_t *buf = f->buf;
+            memset(f, 0, sizeof *f);
+            f->buf = buf;
+            f->id = id;
+            f->type = CAIRN_TYPE_FILE;
+            f->size = size;
+            f->rec_size = size;
+            f->buf_page = CN_NONE;
+            f->tail_phys = CN_NONE;
+            f->dlo = ps_of(fs);
+        }
+    }
+    fs->files[slot].refs++;
+    fs->handles[h].kind = CN_HND_FILE;
+    fs->handles[h].flags = (uint8_t)flags;
+    fs->handles[h].file = (uint16_t)slot;
+    fs->handles[h].pos = 0;
+    if ((flags & CAIRN_O_TRUNC) && (flags & CAIRN_O_WRONLY) && fs->files[slot].size > 0) {
+        err = cairn_truncate(fs, h, 0);
+        if (err) {
+            cairn_close(fs, h);
+            return err;
+        }
+    }
+    return h;
+}
+
+static int check_flags(int flags)
+{
+    int acc = flags & 3;
+    if (acc == 0 || (flags & ~0xF3) != 0)
+        return CAIRN_ERR_INVAL;
+    return 0;
+}
+
+int cairn_open(cairn *fs, const char *path, int flags)
+{
+    uint32_t id, parent, sub, len;
+    uint8_t type;
+    const char *name;
+    int err = check_flags(flags);
+    if (!err)
+        err = cn_fs_ready(fs, (flags & (CAIRN_O_WRONLY | CAIRN_O_CREAT | CAIRN_O_TRUNC)) != 0);
+    if (err)
+        return err;
+    err = cn_lookup(fs, path, &id, &type, &parent, &sub, &name, &len);
+    if (err == 0) {
+        if ((flags & CAIRN_O_CREAT) && (flags & CAIRN_O_EXCL))
+            return CAIRN_ERR_EXIST;
+        if (type != CAIRN_TYPE_FILE)
+            return CAIRN_ERR_ISDIR;
+    } else if (err == CAIRN_ERR_NOENT && (flags & CAIRN_O_CREAT) && parent != CN_NONE) {
+        int h = cn_handle_new(fs);
+        if (h < 0)
+            return h;
+        err = cn_create(fs, parent, sub, name, len, CAIRN_TYPE_FILE, &id);
+        if (err)
+            return err;
+    } else {
+        return err;
+    }
+    return open_object(fs, id, flags);
+}
+
+int cairn_open_id(cairn *fs, uint32_t id, int flags)
+{
+    uint8_t type;
+    int err = check_flags(flags);
+    if (!err && (flags & (CAIRN_O_CREAT | CAIRN_O_EXCL)))
+        err = CAIRN_ERR_INVAL;
+    if (!err)
+        err = cn_fs_ready(fs, (flags & (CAIRN_O_WRONLY | CAIRN_O_TRUNC)) != 0);
+    if (err)
+        return err;
+    if (id == 0 || id > CN_ID_MAX)
+        return CAIRN_ERR_NOENT;
+    err = cn_inode_get(fs, id, &type, NULL, NULL);
+    if (err)
+        return err;
+    if (type != CAIRN_TYPE_FILE)
+        return CAIRN_ERR_ISDIR;
+    return open_object(fs, id, flags);
+}

@@ -1,0 +1,406 @@
+/* Format, mount, unmount, whole-volume calls, configuration and errors. */
+#include "cn.h"
+
+#ifndef CAIRN_NO_MALLOC
+#include <stdlib.h>
+#endif
+
+typedef char cn_context_fits[(sizeof(struct cairn) <= CAIRN_CONTEXT_SIZE) ? 1 : -1];
+
+size_t cairn_context_size(void) { return sizeof(struct cairn); }
+
+/* ---- configuration ---- */
+
+struct layout {
+    uint32_t page_size, seg_pages, seg_count, node_size, nslots, max_open, commit_pages;
+    uint32_t off_segs, off_slots, off_cache, off_scratch, off_scratch2, off_logpage;
+    uint32_t off_files, off_handles, off_bufs, total;
+};
+
+static uint32_t align8(uint32_t v) { return (v + 7u) & ~7u; }
+
+static int plan(const struct cairn_config *cfg, struct layout *l)
+{
+    const struct cairn_geometry *g;
+    uint32_t bpl, scratch;
+    if (cfg == NULL || cfg->dev == NULL || cfg->dev->read == NULL || cfg->dev->prog == NULL ||
+        cfg->dev->erase == NULL)
+        return CAIRN_ERR_INVAL;
+    g = &cfg->dev->geo;
+    bpl = g->blocks_per_lblock ? g->blocks_per_lblock : 1;
+    if (g->page_size < 128 || g->page_size % 8 || g->page_size > 65536 ||
+        g->pages_per_block == 0 || g->block_count == 0 || g->block_count % bpl ||
+        (uint64_t)g->pages_per_block * bpl > 65535 ||
+        (uint64_t)g->block_count * g->pages_per_block >= CN_DIRTY_REF ||
+        (g->medium != CAIRN_MEDIUM_NOR && g->medium != CAIRN_MEDIUM_NAND &&
+         g->medium != CAIRN_MEDIUM_BLOCK))
+        return CAIRN_ERR_INVAL;
+    l->page_size = g->page_size;
+    l->seg_pages = g->pages_per_block * bpl;
+    l->seg_count = g->block_count / bpl;
+    l->node_size = cfg->node_size;
+    if (l->node_size == 0) {
+        l->node_size = g->page_size;
+        while (l->node_size < 1024)
+            l->node_size += g->page_size;
+    }
+    l->nslots = cfg->cache_nodes ? cfg->cache_nodes : 16;
+    l->max_open = cfg->max_open ? cfg->max_open : 4;
+    l->commit_pages = cfg->commit_pages ? cfg->commit_pages : l->seg_pages / 2;
+    if (cfg->commit_pages == 0 && l->commit_pages > 64)
+        l->commit_pages = 64;
+    if (l->commit_pages == 0)
+        l->commit_pages = 1;
+    if (l->node_size % g->page_size || l->node_size < 1024 || l->node_size > 65536 ||
+        l->node_size / g->page_size > l->seg_pages / 2 || l->nslots < 12 || l->nslots > 255 ||
+        l->max_open > CN_MAX_OPEN || l->seg_count < 4 + CN_RESERVE_SEGS + 3)
+        return CAIRN_ERR_INVAL;
+    /* one checkpoint must fit an anchor segment with room for more */
+    if ((96u + 8u * l->seg_count + g->page_size - 1) / g->page_size > l->seg_pages / 2)
+        return CAIRN_ERR_INVAL;
+    scratch = g->page_size > CN_REC_MAX ? g->page_size : CN_REC_MAX;
+    l->off_segs = 0;
+    l->off_slots = align8(l->off_segs + l->seg_count * (uint32_t)sizeof(struct cn_seg));
+    l->off_cache = align8(l->off_slots + l->nslots * (uint32_t)sizeof(struct cn_slot));
+    l->off_scratch = l->off_cache + l->nslots * l->node_size;
+    l->off_scratch2 = align8(l->off_scratch + scratch);
+    l->off_logpage = align8(l->off_scratch2 + g->page_size);
+    l->off_files = align8(l->off_logpage + g->page_size);
+    l->off_handles = align8(l->off_files + l->max_open * (uint32_t)sizeof(struct cn_file));
+    l->off_bufs = align8(l->off_handles + l->max_open * (uint32_t)sizeof(struct cn_handle));
+    l->total = l->off_bufs + l->max_open * g->page_size;
+    return 0;
+}
+
+uint32_t cairn_mem_size(const struct cairn_config *cfg)
+{
+    struct layout l;
+    return plan(cfg, &l) ? 0 : l.total;
+}
+
+/* Set up the context over its memory; nothing is read from the device. */
+static int setup(cairn *fs, const struct cairn_config *cfg)
+{
+    struct layout l;
+    uint8_t *m;
+    uint32_t i, h;
+    int err = plan(cfg, &l);
+    if (err)
+        return err;
+    memset(fs, 0, sizeof *fs);
+    fs->cfg = *cfg;
+    fs->cfg.commit_pages = l.commit_pages;
+    fs->dev = cfg->dev;
+    if (cfg->mem) {
+        if (cfg->mem_size < l.total || ((uintptr_t)cfg->mem & 7u))
+            return CAIRN_ERR_INVAL;
+        m = (uint8_t *)cfg->mem;
+    } else {
+#ifdef CAIRN_NO_MALLOC
+        return CAIRN_ERR_INVAL;
+#else
+        fs->mem_owned = malloc(l.total);
+        if (fs->mem_owned == NULL)
+            return CAIRN_ERR_NOSPC;
+        m = (uint8_t *)fs->mem_owned;
+#endif
+    }
+    memset(m, 0, l.total);
+    fs->page_size = l.page_size;
+    fs->seg_pages = l.seg_pages;
+    fs->seg_count = l.seg_count;
+    fs->node_size = l.node_size;
+    fs->node_pages = l.node_size / l.page_size;
+    fs->nslots = l.nslots;
+    fs->max_open = l.max_open;
+    fs->medium = cfg->dev->geo.medium;
+    fs->spare_tags = fs->medium == CAIRN_MEDIUM_NAND && cfg->dev->geo.spare_size >= 24;
+    fs->read_only = cfg->read_only;
+    fs->ckpt_pages = (96u + 8u * l.seg_count + l.page_size - 1) / l.page_size;
+    fs->segs = (struct cn_seg *)(void *)(m + l.off_segs);
+    fs->slots = (struct cn_slot *)(void *)(m + l.off_slots);
+    fs->cache = m + l.off_cache;
+    fs->scratch = m + l.off_scratch;
+    fs->scratch2 = m + l.off_scratch2;
+    fs->log.page = m + l.off_logpage;
+    fs->files = (struct cn_file *)(void *)(m + l.off_files);
+    fs->handles = (struct cn_handle *)(void *)(m + l.off_handles);
+    for (i = 0; i < fs->max_open; i++)
+        fs->files[i].buf = m + l.off_bufs + i * l.page_size;
+    memset(fs->log.page, 0xFF, l.page_size);
+    fs->log.last_ext = CN_NONE;
+    for (h = 0; h < CN_HEADS; h++)
+        fs->head[h].seg = CN_NONE;
+    return 0;
+}
+
+static void teardown(cairn *fs)
+{
+#ifndef CAIRN_NO_MALLOC
+    free(fs->mem_owned);
+#endif
+    fs->mem_owned = NULL;
+    fs->mounted = 0;
+}
+
+int cn_fs_ready(cairn *fs, int write)
+{
+    if (fs == NULL || !fs->mounted)
+        return CAIRN_ERR_INVAL;
+    if (fs->broken)
+        return CAIRN_ERR_IO;
+    if (write && fs->read_only)
+        return CAIRN_ERR_ROFS;
+    return 0;
+}
+
+/* ---- format ---- */
+
+int cairn_format(const struct cairn_config *cfg)
+{
+    static const uint8_t root_val[CN_INODE_LEN] = {CAIRN_TYPE_DIR, 0, 0, 0, 1, 0, 0, 0,
+                                                   0, 0, 0, 0, 0, 0, 0, 0};
+    struct cairn ctx, *fs = &ctx;
+    uint32_t s;
+    int err;
+    struct cairn_config c;
+    if (cfg == NULL)
+        return CAIRN_ERR_INVAL;
+    c = *cfg;
+    c.read_only = 0;
+    err = setup(fs, &c);
+    if (err)
+        return err;
+    for (s = 0; s < fs->seg_count; s++)
+        fs->segs[s].state = s < 2 ? CN_SEG_ANCHOR : CN_SEG_FREE;
+    /* erase everything now, so that a fresh volume never erases on a write */
+    for (s = 2, err = 0; s < fs->seg_count && !err; s++) {
+        err = cn_dev_erase_seg(fs, s);
+        fs->segs[s].state = CN_SEG_ERASED;
+    }
+    fs->next_id = 2;
+    if (!err)
+        err = cn_tree_init_empty(fs);
+    if (!err)
+        err = cn_tree_put(fs, cn_key(CN_ROOT_ID, CN_K_INODE, 0), root_val, CN_INODE_LEN);
+    if (!err)
+        err = cn_seg_alloc(fs, 1, &fs->log.seg);
+    if (!err) {
+        fs->segs[fs->log.seg].state = CN_SEG_LOG;
+        err = cn_cache_flush(fs);
+    }
+    if (!err)
+        err = cn_ckpt_format(fs);
+    teardown(fs);
+    return err;
+}
+
+/* ---- mount ---- */
+
+static int pin_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len, void *arg)
+{
+    uint32_t s = CN_NONE;
+    (void)arg;
+    if (type == CN_R_EXTENT && len == 20)
+        s = cn_seg_of(fs, cn_get32(p + 8));
+    else if (type == CN_R_NEXT && len == 4)
+        s = cn_get32(p);
+    if (s >= 2 && s < fs->seg_count) {
+        struct cn_seg *g = &fs->segs[s];
+        g->aux = 1;
+        if (g->state == CN_SEG_FREE || g->state == CN_SEG_ERASED)
+            g->state = type == CN_R_NEXT ? CN_SEG_LOG : CN_SEG_FULL;
+    }
+    return 0;
+}
+
+static int replay_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len, void *arg)
+{
+    (void)arg;
+    return cn_apply(fs, type, p, len);
+}
+
+static int state_sane(cairn *fs)
+{
+    uint32_t s, h;
+    if (fs->height < 1 || fs->height > CN_MAX_HEIGHT || fs->next_id < 2 ||
+        fs->next_id > CN_ID_MAX + 1 || fs->log.seg < 2 || fs->log.seg >= fs->seg_count ||
+        fs->log.off > fs->seg_pages * fs->page_size || (fs->root & CN_DIRTY_REF))
+        return CAIRN_ERR_CORRUPT;
+    for (h = 0; h < CN_HEADS; h++)
+        if (fs->head[h].seg != CN_NONE &&
+            (fs->head[h].seg < 2 || fs->head[h].seg >= fs->seg_count ||
+             fs->head[h].page > fs->seg_pages))
+            return CAIRN_ERR_CORRUPT;
+    for (s = 0; s < fs->seg_count; s++)
+        if (fs->segs[s].state > CN_SEG_BAD || fs->segs[s].live > fs->seg_pages ||
+            (s < 2) != (fs->segs[s].state == CN_SEG_ANCHOR))
+            return CAIRN_ERR_CORRUPT;
+    return 0;
+}
+
+/* After a cut: replay the journal, then continue in fresh segments (pages
+ * past the last durable record may be torn) and checkpoint the result. */
+static int recover(cairn *fs)
+{
+    uint32_t s, h, end_seg, end_off, n;
+    int err;
+    fs->recovering = 1;
+    err = cn_log_scan(fs, pin_record, NULL, &end_seg, &end_off, &n);
+    if (err)
+        return err;
+    for (s = 2; s < fs->seg_count; s++)
+        if (fs->segs[s].state == CN_SEG_ERASED)
+            fs->segs[s].state = CN_SEG_FREE; /* an erase may have been cut */
+    for (h = 0; h < CN_HEADS; h++) {
+        if (fs->head[h].seg != CN_NONE && fs->segs[fs->head[h].seg].state == CN_SEG_OPEN)
+            fs->segs[fs->head[h].seg].state = CN_SEG_FULL;
+        fs->head[h].seg = CN_NONE;
+    }
+    err = cn_log_scan(fs, replay_record, NULL, &end_seg, &end_off, &n);
+    if (err)
+        return err == CAIRN_ERR_IO ? err : CAIRN_ERR_CORRUPT;
+    fs->log.seq += n;
+    for (s = 0; s < fs->seg_count; s++)
+        fs->segs[s].aux = 0;
+    if (fs->read_only)
+        return 0;
+    err = cn_seg_alloc(fs, 1, &s);
+    if (err)
+        return err;
+    fs->segs[s].state = CN_SEG_LOG;
+    fs->log.seg = s;
+    fs->log.off = 0;
+    fs->log.flushed = 0;
+    fs->log.since = 0;
+    err = cn_commit(fs);
+    fs->recovering = 0;
+    return err;
+}
+
+int cairn_mount(cairn *fs, const struct cairn_config *cfg)
+{
+    int err, clean;
+    if (fs == NULL)
+        return CAIRN_ERR_INVAL;
+    err = setup(fs, cfg);
+    if (err)
+        return err;
+    clean = cn_ckpt_load(fs);
+    err = clean < 0 ? clean : state_sane(fs);
+    if (!err) {
+        fs->log.flushed = fs->log.off;
+        if (clean)
+            fs->session_pending = !fs->read_only;
+        else
+            err = recover(fs);
+        fs->recovering = 0;
+    }
+    if (!err) {
+        fs->mounted = 1;
+        if (!fs->read_only)
+            err = cn_finish_orphans(fs, CN_NONE);
+    }
+    if (err)
+        teardown(fs);
+    return err;
+}
+
+int cairn_unmount(cairn *fs)
+{
+    int err = cn_fs_ready(fs, 0);
+    if (err)
+        return err;
+    if (!fs->read_only)
+        err = cairn_sync(fs);
+    if (!err && !fs->read_only && (!fs->session_pending || fs->dirty_nodes > 0)) {
+        err = cn_cache_flush(fs);
+        if (!err) {
+            cn_seg_release_dead(fs);
+            err = cn_ckpt_write(fs, 1);
+        }
+    }
+    teardown(fs);
+    return err;
+}
+
+int cairn_sync(cairn *fs)
+{
+    uint32_t i;
+    int err = cn_fs_ready(fs, 0);
+    if (err || fs->read_only)
+        return err;
+    for (i = 0; i < fs->max_open && !err; i++) {
+        struct cn_file *f = &fs->files[i];
+        if (f->id == 0 || f->id == CN_NONE)
+            continue;
+        err = cn_file_flush(fs, f);
+        if (!err && f->size != f->rec_size) {
+            uint8_t p[8];
+            cn_put32(p, f->id);
+            cn_put32(p + 4, (uint32_t)f->size);
+            err = cn_record(fs, CN_R_SIZE, p, 8);
+            if (!err)
+                f->rec_size = f->size;
+        }
+    }
+    if (!err)
+        err = cn_log_flush(fs);
+    if (!err)
+        err = cn_dev_sync(fs);
+    return err;
+}
+
+int cairn_fs_stat(cairn *fs, struct cairn_fsinfo *info)
+{
+    uint64_t live = 0, seg_bytes;
+    uint32_t s;
+    int err = cn_fs_ready(fs, 0);
+    if (err)
+        return err;
+    if (info == NULL)
+        return CAIRN_ERR_INVAL;
+    seg_bytes = (uint64_t)fs->seg_pages * fs->page_size;
+    for (s = 2; s < fs->seg_count; s++)
+        live += fs->segs[s].live;
+    memset(info, 0, sizeof *info);
+    info->total_bytes = (uint64_t)(fs->seg_count - 2) * seg_bytes;
+    info->used_bytes = live * fs->page_size;
+    info->free_bytes = info->total_bytes - info->used_bytes;
+    if (info->free_bytes > (CN_RESERVE_SEGS + 1u) * seg_bytes)
+        info->free_bytes -= (CN_RESERVE_SEGS + 1u) * seg_bytes;
+    else
+        info->free_bytes = 0;
+    info->block_size = (uint32_t)seg_bytes;
+    info->page_size = fs->page_size;
+    info->name_max = CAIRN_NAME_MAX;
+    return 0;
+}
+
+/* ---- errors ---- */
+
+static const char *const err_names[] = {
+    "CAIRN_OK", "CAIRN_ERR_IO", "CAIRN_ERR_CORRUPT", "CAIRN_ERR_NOENT", "CAIRN_ERR_EXIST",
+    "CAIRN_ERR_NOTDIR", "CAIRN_ERR_ISDIR", "CAIRN_ERR_NOTEMPTY", "CAIRN_ERR_NAMETOOLONG",
+    "CAIRN_ERR_BADF", "CAIRN_ERR_NOSPC", "CAIRN_ERR_INVAL", "CAIRN_ERR_ROFS",
+    "CAIRN_ERR_MFILE", "CAIRN_ERR_NOATTR", "CAIRN_ERR_FBIG"};
+static const char *const err_texts[] = {
+    "no error", "the device failed", "on-flash data failed a check",
+    "no such file or directory", "already exists", "a path component is not a directory",
+    "is a directory", "directory not empty", "name too long", "bad handle or access mode",
+    "no space left", "invalid argument", "read-only file system",
+    "too many open files or directories", "no such attribute", "file too large"};
+
+const char *cairn_errname(int err)
+{
+    if (err > 0 || -err >= (int)(sizeof err_names / sizeof err_names[0]))
+        return "CAIRN_ERR_UNKNOWN";
+    return err_names[-err];
+}
+
+const char *cairn_strerror(int err)
+{
+    if (err > 0 || -err >= (int)(sizeof err_texts / sizeof err_texts[0]))
+        return "unknown error";
+    return err_texts[-err];
+}

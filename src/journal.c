@@ -1,0 +1,325 @@
+/* The journal: records appended after the last checkpoint, replayed at mount.
+ *
+ * A record is {type u8, flags u8, len u16, seq u32, crc u32, payload[len]};
+ * crc covers the header (crc field zero) and the payload, seq runs on from
+ * the checkpoint's. The journal is a byte stream through a chain of segments
+ * (a NEXT record names the following one).
+ * - NOR: records pack back to back across page boundaries; a flush programs
+ *   only the new bytes (NOR takes a page in pieces), so a synced 32-byte
+ *   record costs about its own size.
+ * - NAND and BLOCK ("paged"): a page is programmed once. A record never
+ *   crosses a page; a flush closes the page with a PAD record, and fewer than
+ *   a header's bytes left at a page end are skipped by the reader. */
+#include "cn.h"
+
+static int paged(const cairn *fs) { return fs->medium != CAIRN_MEDIUM_NOR; }
+static uint32_t seg_bytes(const cairn *fs) { return fs->seg_pages * fs->page_size; }
+static uint32_t limit(const cairn *fs)
+{
+    return seg_bytes(fs) - (paged(fs) ? fs->page_size : CN_REC_HDR + 4u);
+}
+static uint32_t log_page(const cairn *fs) { return fs->log.seg * fs->seg_pages + fs->log.off / fs->page_size; }
+
+/* NOR: program the bytes appended to the current page since the last flush. */
+static int program_current(cairn *fs)
+{
+    uint32_t ps = fs->page_size, start = fs->log.off - fs->log.off % ps;
+    uint32_t from = (fs->log.flushed > start ? fs->log.flushed : start) - start;
+    uint32_t to = fs->log.off - start;
+    int err;
+    if (to <= from)
+        return 0;
+    err = cn_dev_prog(fs, log_page(fs), from, fs->log.page + from, to - from, NULL, 0);
+    if (err)
+        return err;
+    fs->log.flushed = fs->log.off;
+    return 0;
+}
+
+/* The page starting at byte `start` is complete: program what is left of it
+ * and continue at the next page. */
+static int complete_page(cairn *fs, uint32_t start)
+{
+    uint32_t ps = fs->page_size;
+    if (fs->log.flushed < start + ps) {
+        uint32_t from = fs->log.flushed > start ? fs->log.flushed - start : 0;
+        int err = cn_dev_prog(fs, fs->log.seg * fs->seg_pages + start / ps, from,
+                              fs->log.page + from, ps - from, NULL, 0);
+        if (err)
+            return err;
+    }
+    fs->log.off = start + ps;
+    fs->log.flushed = fs->log.off;
+    fs->log.since++;
+    fs->log.last_ext = CN_NONE;
+    memset(fs->log.page, 0xFF, ps);
+    return 0;
+}
+
+static void put_header(uint8_t *h, uint8_t type, uint32_t len, uint32_t seq)
+{
+    h[0] = type;
+    h[1] = 0;
+    cn_put16(h + 2, (uint16_t)len);
+    cn_put32(h + 4, seq);
+    cn_put32(h + 8, 0);
+}
+
+/* Copy bytes into the stream at off, completing pages as they fill. */
+static int stream_write(cairn *fs, const uint8_t *src, uint32_t len)
+{
+    while (len > 0) {
+        uint32_t in = fs->log.off % fs->page_size, n = fs->page_size - in;
+        if (n > len)
+            n = len;
+        memcpy(fs->log.page + in, src, n);
+        fs->log.off += n;
+        src += n;
+        len -= n;
+        if (fs->log.off % fs->page_size == 0) {
+            int err = complete_page(fs, fs->log.off - fs->page_size);
+            if (err)
+                return err;
+        }
+    }
+    return 0;
+}
+
+static int write_record(cairn *fs, uint8_t type, const uint8_t *payload, uint32_t len)
+{
+    uint8_t h[CN_REC_HDR];
+    uint32_t crc;
+    int err;
+    put_header(h, type, len, fs->log.seq);
+    crc = cn_crc32(cn_crc32(0, h, CN_REC_HDR), payload, len);
+    cn_put32(h + 8, crc);
+    fs->log.seq++;
+    err = stream_write(fs, h, CN_REC_HDR);
+    if (!err)
+        err = stream_write(fs, payload, len);
+    return err;
+}
+
+/* Paged media: close the current page. A PAD record (no payload) tells the
+ * reader to go on at the next page; with fewer bytes left than a header the
+ * reader skips them without one. */
+static int pad_page(cairn *fs)
+{
+    uint32_t in = fs->log.off % fs->page_size;
+    if (in == 0)
+        return 0;
+    if (fs->page_size - in >= CN_REC_HDR) {
+        uint8_t h[CN_REC_HDR];
+        put_header(h, CN_R_PAD, 0, fs->log.seq++);
+        cn_put32(h + 8, cn_crc32(0, h, CN_REC_HDR));
+        memcpy(fs->log.page + in, h, CN_REC_HDR);
+    }
+    return complete_page(fs, fs->log.off - in);
+}
+
+/* Continue the journal in a fresh segment, linked by a NEXT record. */
+static int switch_segment(cairn *fs)
+{
+    uint32_t s;
+    uint8_t p[4];
+    int err = cn_seg_alloc(fs, 1, &s);
+    if (err)
+        return err;
+    fs->segs[s].state = CN_SEG_LOG;
+    if (paged(fs) && fs->page_size - fs->log.off % fs->page_size < CN_REC_HDR + 4u) {
+        err = pad_page(fs);
+        if (err)
+            return err;
+    }
+    cn_put32(p, s);
+    err = write_record(fs, CN_R_NEXT, p, 4);
+    if (!err)
+        err = paged(fs) ? pad_page(fs) : program_current(fs);
+    if (err)
+        return err;
+    fs->log.seg = s;
+    fs->log.off = 0;
+    fs->log.flushed = 0;
+    fs->log.last_ext = CN_NONE;
+    memset(fs->log.page, 0xFF, fs->page_size);
+    return 0;
+}
+
+int cn_log_append(cairn *fs, uint8_t type, const uint8_t *payload, uint32_t len)
+{
+    uint32_t size = CN_REC_HDR + len;
+    int err;
+    if (size > CN_REC_MAX)
+        return CAIRN_ERR_INVAL;
+    if (paged(fs) && fs->page_size - fs->log.off % fs->page_size < size) {
+        err = pad_page(fs);
+        if (err)
+            return err;
+    }
+    if (fs->log.off + size > limit(fs)) {
+        err = switch_segment(fs);
+        if (err)
+            return err;
+    }
+    fs->log.last_ext = type == CN_R_EXTENT ? fs->log.off : CN_NONE;
+    return write_record(fs, type, payload, len);
+}
+
+/* Grow the newest record in place when it is an extent the new pages
+ * continue, so a file written page by page costs one record per run. */
+int cn_log_extend_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys,
+                         uint32_t count, int32_t size)
+{
+    uint32_t at = fs->log.last_ext, ps = fs->page_size, in;
+    uint8_t *r, h[CN_REC_HDR];
+    uint32_t rcount, crc;
+    if (at == CN_NONE || at < fs->log.flushed || at / ps != fs->log.off / ps ||
+        fs->log.off != at + CN_REC_HDR + 20u)
+        return 0;
+    in = at % ps;
+    r = fs->log.page + in;
+    rcount = cn_get32(r + CN_REC_HDR + 12);
+    if (cn_get32(r + CN_REC_HDR) != id || cn_get32(r + CN_REC_HDR + 4) + rcount != fpage ||
+        cn_get32(r + CN_REC_HDR + 8) + rcount != phys ||
+        cn_seg_of(fs, cn_get32(r + CN_REC_HDR + 8)) != cn_seg_of(fs, phys + count - 1))
+        return 0;
+    cn_put32(r + CN_REC_HDR + 12, rcount + count);
+    cn_put32(r + CN_REC_HDR + 16, (uint32_t)size);
+    memcpy(h, r, CN_REC_HDR);
+    cn_put32(h + 8, 0);
+    crc = cn_crc32(cn_crc32(0, h, CN_REC_HDR), r + CN_REC_HDR, 20);
+    cn_put32(r + 8, crc);
+    return 1;
+}
+
+/* Make every appended record durable. */
+int cn_log_flush(cairn *fs)
+{
+    int err;
+    if (fs->log.flushed >= fs->log.off)
+        return 0;
+    err = paged(fs) ? pad_page(fs) : program_current(fs);
+    fs->log.last_ext = CN_NONE;
+    return err;
+}
+
+/* ---- reading ---- */
+
+struct reader {
+    uint32_t page; /* page held in fs->scratch2, CN_NONE if none */
+};
+
+static int read_bytes(cairn *fs, struct reader *rd, uint32_t seg, uint32_t off,
+                      uint8_t *out, uint32_t len)
+{
+    uint32_t ps = fs->page_size;
+    while (len > 0) {
+        uint32_t page = seg * fs->seg_pages + off / ps, in = off % ps;
+        uint32_t n = ps - in < len ? ps - in : len;
+        if (rd->page != page) {
+            int err = cn_dev_read(fs, page, 0, fs->scratch2, ps);
+            if (err)
+                return err;
+            rd->page = page;
+        }
+        memcpy(out, fs->scratch2 + in, n);
+        out += n;
+        off += n;
+        len -= n;
+    }
+    return 0;
+}
+
+static int all_ff(const uint8_t *p, uint32_t n)
+{
+    while (n--)
+        if (*p++ != 0xFF)
+            return 0;
+    return 1;
+}
+
+/* Walk the valid records from the checkpoint's position (fs->log.seg/off/seq)
+ * and hand each to fn; stops at the first record that is erased, torn, out of
+ * sequence or malformed. Reports where the journal ends. */
+int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
+                uint32_t *end_off, uint32_t *records)
+{
+    struct reader rd = {CN_NONE};
+    uint32_t seg = fs->log.seg, off = fs->log.off, seq = fs->log.seq, n = 0;
+    uint32_t hops = 0;
+    uint8_t *rec = fs->scratch;
+    int err = 0;
+    for (;;) {
+        uint32_t len, crc;
+        uint8_t type;
+        if (paged(fs) && fs->page_size - off % fs->page_size < CN_REC_HDR)
+            off += fs->page_size - off % fs->page_size;
+        if (off + CN_REC_HDR > seg_bytes(fs))
+            break;
+        err = read_bytes(fs, &rd, seg, off, rec, CN_REC_HDR);
+        if (err)
+            break;
+        if (all_ff(rec, CN_REC_HDR))
+            break;
+        len = cn_get16(rec + 2);
+        type = rec[0];
+        if (CN_REC_HDR + len > CN_REC_MAX || off + CN_REC_HDR + len > seg_bytes(fs) ||
+            cn_get32(rec + 4) != seq ||
+            (paged(fs) && off % fs->page_size + CN_REC_HDR + len > fs->page_size))
+            break;
+        if (type == CN_R_PAD) {
+            if (!paged(fs) || len != 0)
+                break;
+            {
+                uint8_t h[CN_REC_HDR];
+                memcpy(h, rec, CN_REC_HDR);
+                cn_put32(h + 8, 0);
+                if (cn_crc32(0, h, CN_REC_HDR) != cn_get32(rec + 8))
+                    break;
+            }
+            seq++;
+            n++;
+            off += fs->page_size - off % fs->page_size;
+            continue;
+        }
+        err = read_bytes(fs, &rd, seg, off + CN_REC_HDR, rec + CN_REC_HDR, len);
+        if (err)
+            break;
+        {
+            uint8_t h[CN_REC_HDR];
+            memcpy(h, rec, CN_REC_HDR);
+            cn_put32(h + 8, 0);
+            crc = cn_crc32(cn_crc32(0, h, CN_REC_HDR), rec + CN_REC_HDR, len);
+        }
+        if (crc != cn_get32(rec + 8))
+            break;
+        seq++;
+        n++;
+        if (type == CN_R_NEXT) {
+            uint32_t next = len == 4 ? cn_get32(rec + CN_REC_HDR) : CN_NONE;
+            if (next < 2 || next >= fs->seg_count || next == seg || ++hops > fs->seg_count)
+                break;
+            if (fn) {
+                err = fn(fs, type, rec + CN_REC_HDR, len, arg);
+                if (err)
+                    break;
+            }
+            seg = next;
+            off = 0;
+            continue;
+        }
+        off += CN_REC_HDR + len;
+        if (fn) {
+            err = fn(fs, type, rec + CN_REC_HDR, len, arg);
+            if (err)
+                break;
+        }
+    }
+    if (end_seg)
+        *end_seg = seg;
+    if (end_off)
+        *end_off = off;
+    if (records)
+        *records = n;
+    return err;
+}

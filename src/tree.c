@@ -1,0 +1,635 @@
+/* The index: one copy-on-write B+tree keyed by 64-bit keys (see cn_key).
+ *
+ * Node layout (node_size bytes): a 16-byte header {magic u16, version u8,
+ * level u8, count u16, used u16, seq u32, crc u32} then the entries. Leaf
+ * entries are {key u64, vlen u16, value}; internal entries {key u64, child
+ * u32}, where child is a page or CN_DIRTY_REF|slot. Internal entry 0 covers
+ * every key below entry 1 (its own key is not compared).
+ *
+ * No recursion: a path records the slot and index at each level, pinned in
+ * the cache while an operation runs. Modifying a node first makes its whole
+ * path dirty (copy-on-write), so the flush can write bottom-up. Underfull
+ * nodes are not merged; an empty node is removed from its parent. */
+#include "cn.h"
+
+#define HDR 16u
+#define IENT 12u
+
+struct path {
+    uint32_t slot[CN_MAX_HEIGHT];
+    uint32_t idx[CN_MAX_HEIGHT]; /* child index (internal) or entry index (leaf) */
+    uint32_t off;                /* leaf: byte offset of entry idx */
+    uint32_t n;                  /* levels pinned */
+};
+
+static uint32_t n_count(const uint8_t *n) { return cn_get16(n + 4); }
+static uint32_t n_used(const uint8_t *n) { return cn_get16(n + 6); }
+static void n_set(uint8_t *n, uint32_t count, uint32_t used)
+{
+    cn_put16(n + 4, (uint16_t)count);
+    cn_put16(n + 6, (uint16_t)used);
+}
+static uint32_t cap(const cairn *fs) { return fs->node_size - HDR; }
+static uint32_t ent_size(const uint8_t *e) { return 10u + cn_get16(e + 8); }
+static uint8_t *ient(uint8_t *n, uint32_t i) { return n + HDR + i * IENT; }
+
+static void node_init(cairn *fs, uint32_t slot, uint32_t level)
+{
+    uint8_t *n = cn_slot_data(fs, slot);
+    memset(n, 0, HDR);
+    cn_put16(n, 0x4E43u);
+    n[2] = 1;
+    n[3] = (uint8_t)level;
+    fs->slots[slot].level = (uint8_t)level;
+}
+
+static void unpin(cairn *fs, struct path *p)
+{
+    uint32_t i;
+    for (i = 0; i < p->n; i++)
+        if (p->slot[i] != CN_NONE && fs->slots[p->slot[i]].pins)
+            fs->slots[p->slot[i]].pins--;
+    p->n = 0;
+}
+
+/* Structural check of a node loaded from flash: counts, lengths, key order. */
+static int node_sane(const cairn *fs, const uint8_t *n, uint32_t want_level)
+{
+    uint32_t count = n_count(n), used = n_used(n), i, off = 0;
+    uint64_t prev = 0;
+    if (n[3] != want_level)
+        return CAIRN_ERR_CORRUPT;
+    if (want_level > 0) {
+        if (count == 0 || used != count * IENT || used > cap(fs))
+            return CAIRN_ERR_CORRUPT;
+        for (i = 1; i < count; i++)
+            if (cn_get64(n + HDR + i * IENT) <= cn_get64(n + HDR + (i - 1) * IENT) && i > 1)
+                return CAIRN_ERR_CORRUPT;
+        return 0;
+    }
+    for (i = 0; i < count; i++) {
+        uint64_t k;
+        if (off + 10u > used || off + ent_size(n + HDR + off) > used)
+            return CAIRN_ERR_CORRUPT;
+        k = cn_get64(n + HDR + off);
+        if (i > 0 && k <= prev)
+            return CAIRN_ERR_CORRUPT;
+        prev = k;
+        off += ent_size(n + HDR + off);
+    }
+    return off == used ? 0 : CAIRN_ERR_CORRUPT;
+}
+
+/* Load ref for level `level` of the path and pin it. */
+static int load(cairn *fs, struct path *p, uint32_t lv, uint32_t ref)
+{
+    uint32_t slot;
+    int err = cn_cache_get(fs, ref, &slot);
+    if (err)
+        return err;
+    if (!fs->slots[slot].dirty) {
+        err = node_sane(fs, cn_slot_data(fs, slot), fs->height - 1 - lv);
+        if (err)
+            return err;
+    } else if (fs->slots[slot].level != fs->height - 1 - lv) {
+        return CAIRN_ERR_CORRUPT;
+    }
+    fs->slots[slot].pins++;
+    p->slot[lv] = slot;
+    p->n = lv + 1;
+    return 0;
+}
+
+static uint32_t internal_find(const uint8_t *n, uint64_t key)
+{
+    uint32_t lo = 1, hi = n_count(n); /* first entry with key > search */
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (cn_get64(n + HDR + mid * IENT) <= key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo - 1;
+}
+
+static void leaf_find(const uint8_t *n, uint64_t key, uint32_t *pos, uint32_t *off)
+{
+    uint32_t i = 0, o = 0, count = n_count(n);
+    while (i < count && cn_get64(n + HDR + o) < key) {
+        o += ent_size(n + HDR + o);
+        i++;
+    }
+    *pos = i;
+    *off = o;
+}
+
+/* Descend from level `from` (whose slot and idx are set when from > 0) to the
+ * leaf, taking child `pick` at each level: 0 = by key, 1 = first, 2 = last. */
+static int descend_from(cairn *fs, struct path *p, uint32_t from, uint64_t key, int pick)
+{
+    uint32_t lv, ref = fs->root;
+    int err;
+    if (from > 0)
+        ref = cn_get32(ient(cn_slot_data(fs, p->slot[from - 1]), p->idx[from - 1]) + 8);
+    for (lv = from; lv < fs->height; lv++) {
+        uint8_t *n;
+        err = load(fs, p, lv, ref);
+        if (err)
+            return err;
+        n = cn_slot_data(fs, p->slot[lv]);
+        if (lv + 1 < fs->height) {
+            uint32_t i = pick == 0 ? internal_find(n, key) : pick == 1 ? 0 : n_count(n) - 1;
+            p->idx[lv] = i;
+            ref = cn_get32(ient(n, i) + 8);
+        } else if (pick == 0) {
+            leaf_find(n, key, &p->idx[lv], &p->off);
+        } else if (pick == 1 || n_count(n) == 0) {
+            p->idx[lv] = 0;
+            p->off = 0;
+        } else { /* the last entry */
+            uint32_t i;
+            p->idx[lv] = n_count(n) - 1;
+            p->off = 0;
+            for (i = 0; i + 1 < n_count(n); i++)
+                p->off += ent_size(n + HDR + p->off);
+        }
+    }
+    return 0;
+}
+
+static int descend(cairn *fs, struct path *p, uint64_t key)
+{
+    int err;
+    p->n = 0;
+    err = descend_from(fs, p, 0, key, 0);
+    if (err)
+        unpin(fs, p);
+    return err;
+}
+
+static void release_below(cairn *fs, struct path *p, uint32_t lv)
+{
+    uint32_t i;
+    for (i = lv; i < p->n; i++)
+        if (fs->slots[p->slot[i]].pins)
+            fs->slots[p->slot[i]].pins--;
+    p->n = lv;
+}
+
+/* Move the path to the next (dir 1) or previous (dir -1) leaf. Returns 1 when
+ * there is none. */
+static int step_leaf(cairn *fs, struct path *p, int dir)
+{
+    uint32_t leaf = fs->height - 1, lv = leaf;
+    while (lv > 0) {
+        uint8_t *n = cn_slot_data(fs, p->slot[lv - 1]);
+        if (dir > 0 ? p->idx[lv - 1] + 1 < n_count(n) : p->idx[lv - 1] > 0) {
+            p->idx[lv - 1] = dir > 0 ? p->idx[lv - 1] + 1 : p->idx[lv - 1] - 1;
+            release_below(fs, p, lv);
+            return descend_from(fs, p, lv, 0, dir > 0 ? 1 : 2);
+        }
+        lv--;
+    }
+    return 1;
+}
+
+static void copy_out(const uint8_t *e, uint64_t *found, void *val, uint32_t vcap, uint32_t *vlen)
+{
+    uint32_t len = cn_get16(e + 8);
+    if (found)
+        *found = cn_get64(e);
+    if (vlen)
+        *vlen = len;
+    if (val)
+        memcpy(val, e + 10, len < vcap ? len : vcap);
+}
+
+int cn_tree_get(cairn *fs, uint64_t key, void *val, uint32_t vcap, uint32_t *vlen)
+{
+    struct path p;
+    uint8_t *n;
+    int err = descend(fs, &p, key);
+    if (err)
+        return err;
+    n = cn_slot_data(fs, p.slot[p.n - 1]);
+    if (p.idx[p.n - 1] < n_count(n) && cn_get64(n + HDR + p.off) == key) {
+        copy_out(n + HDR + p.off, NULL, val, vcap, vlen);
+        err = 0;
+    } else {
+        err = CAIRN_ERR_NOENT;
+    }
+    unpin(fs, &p);
+    return err;
+}
+
+int cn_tree_seek(cairn *fs, uint64_t key, int le, uint64_t *found, void *val,
+                 uint32_t vcap, uint32_t *vlen)
+{
+    struct path p;
+    uint32_t leaf;
+    uint8_t *n;
+    int err = descend(fs, &p, key);
+    if (err)
+        return err;
+    leaf = p.n - 1;
+    n = cn_slot_data(fs, p.slot[leaf]);
+    if (le && !(p.idx[leaf] < n_count(n) && cn_get64(n + HDR + p.off) == key)) {
+        if (p.idx[leaf] == 0) {
+            err = step_leaf(fs, &p, -1);
+        } else { /* the entry before idx */
+            uint32_t i, o = 0;
+            for (i = 0; i + 1 < p.idx[leaf]; i++)
+                o += ent_size(n + HDR + o);
+            p.idx[leaf]--;
+            p.off = o;
+        }
+    } else if (!le && p.idx[leaf] >= n_count(n)) {
+        err = step_leaf(fs, &p, 1);
+    }
+    if (err == 0) {
+        n = cn_slot_data(fs, p.slot[leaf]);
+        if (p.idx[leaf] < n_count(n))
+            copy_out(n + HDR + p.off, found, val, vcap, vlen);
+        else
+            err = CAIRN_ERR_NOENT;
+    } else if (err == 1) {
+        err = CAIRN_ERR_NOENT;
+    }
+    unpin(fs, &p);
+    return err;
+}
+
+/* Copy-on-write the path top-down so every node on it is a dirty slot that
+ * its parent references. */
+static void make_dirty(cairn *fs, struct path *p, uint32_t levels)
+{
+    uint32_t lv;
+    for (lv = 0; lv < levels; lv++) {
+        uint32_t slot = p->slot[lv];
+        if (fs->slots[slot].dirty)
+            continue;
+        cn_cache_cow(fs, slot);
+        if (lv == 0)
+            fs->root = CN_DIRTY_REF | slot;
+        else
+            cn_put32(ient(cn_slot_data(fs, p->slot[lv - 1]), p->idx[lv - 1]) + 8,
+                     CN_DIRTY_REF | slot);
+    }
+}
+
+static int ensure_room(cairn *fs)
+{
+    int err = cn_begin_write(fs);
+    if (err)
+        return err;
+    if (cn_cache_evictable(fs) >= fs->height + 3)
+        return 0;
+    if (fs->read_only)
+        return CAIRN_ERR_NOSPC;
+    return cn_cache_flush(fs);
+}
+
+/* Entry c of the leaf as it would be with the new entry inserted at pos. */
+static uint32_t comb_size(const uint8_t *n, uint32_t c, uint32_t pos, uint32_t need,
+                          uint32_t *old_off)
+{
+    uint32_t sz;
+    if (c == pos)
+        return need;
+    sz = ent_size(n + HDR + *old_off);
+    *old_off += sz;
+    return sz;
+}
+
+static void put_entry(uint8_t *dst, uint64_t key, const void *val, uint32_t vlen)
+{
+    cn_put64(dst, key);
+    cn_put16(dst + 8, (uint16_t)vlen);
+    memcpy(dst + 10, val, vlen);
+}
+
+static void leaf_insert_at(uint8_t *n, uint32_t off, uint64_t key, const void *val, uint32_t vlen)
+{
+    uint32_t used = n_used(n), need = 10u + vlen;
+    memmove(n + HDR + off + need, n + HDR + off, used - off);
+    put_entry(n + HDR + off, key, val, vlen);
+    n_set(n, n_count(n) + 1, used + need);
+}
+
+/* Split a full leaf while inserting; returns the new right node's slot and
+ * its first key. The split point balances bytes so both halves fit. */
+static int leaf_split(cairn *fs, struct path *p, uint64_t key, const void *val,
+                      uint32_t vlen, uint32_t *right, uint64_t *sep)
+{
+    uint32_t leaf = p->n - 1, pos = p->idx[leaf], need = 10u + vlen;
+    uint8_t *n = cn_slot_data(fs, p->slot[leaf]), *r;
+    uint32_t total = n_count(n) + 1, bytes = n_used(n) + need;
+    uint32_t c, left = 0, oo = 0, best = 0, best_max = CN_NONE, s, o, i;
+    int err;
+    for (c = 0; c + 1 < total; c++) {
+        uint32_t mx;
+        left += comb_size(n, c, pos, need, &oo);
+        mx = left > bytes - left ? left : bytes - left;
+        if (left <= cap(fs) && bytes - left <= cap(fs) && mx < best_max) {
+            best_max = mx;
+            best = c + 1;
+        }
+    }
+    if (best == 0)
+        return CAIRN_ERR_CORRUPT; /* cannot happen with entries <= cap / 2 */
+    s = best;
+    err = cn_cache_new(fs, right);
+    if (err)
+        return err;
+    node_init(fs, *right, 0);
+    r = cn_slot_data(fs, *right);
+    /* right gets combined entries [s, total) */
+    oo = 0;
+    o = 0;
+    for (c = 0; c < total; c++) {
+        uint32_t at = oo, sz = comb_size(n, c, pos, need, &oo);
+        if (c < s)
+            continue;
+        if (c == pos)
+            put_entry(r + HDR + o, key, val, vlen);
+        else
+            memcpy(r + HDR + o, n + HDR + at, sz);
+        o += sz;
+    }
+    n_set(r, total - s, o);
+    /* left keeps combined [0, s) */
+    {
+        uint32_t keep = pos < s ? s - 1 : s;
+        o = 0;
+        for (i = 0; i < keep; i++)
+            o += ent_size(n + HDR + o);
+        n_set(n, keep, o);
+        if (pos < s)
+            leaf_insert_at(n, p->off, key, val, vlen);
+    }
+    *sep = cn_get64(r + HDR);
+    return 0;
+}
+
+/* Insert (key, child) at index i of the internal node at level lv, splitting
+ * upward as needed; a root split grows the tree by one level. */
+static int internal_insert(cairn *fs, struct path *p, uint32_t lv, uint64_t key, uint32_t child)
+{
+    for (;;) {
+        uint32_t slot, i, count, s, total, r;
+        uint8_t *n, *rn;
+        int err;
+        if (lv == CN_NONE) { /* new root above the old one */
+            uint32_t nr, old = fs->root;
+            err = cn_cache_new(fs, &nr);
+            if (err)
+                return err;
+            node_init(fs, nr, fs->height);
+            n = cn_slot_data(fs, nr);
+            cn_put64(ient(n, 0), 0);
+            cn_put32(ient(n, 0) + 8, old);
+            cn_put64(ient(n, 1), key);
+            cn_put32(ient(n, 1) + 8, child);
+            n_set(n, 2, 2 * IENT);
+            fs->root = CN_DIRTY_REF | nr;
+            fs->height++;
+            return 0;
+        }
+        slot = p->slot[lv];
+        n = cn_slot_data(fs, slot);
+        count = n_count(n);
+        i = p->idx[lv] + 1;
+        if ((count + 1) * IENT <= cap(fs)) {
+            memmove(ient(n, i + 1), ient(n, i), (count - i) * IENT);
+            cn_put64(ient(n, i), key);
+            cn_put32(ient(n, i) + 8, child);
+            n_set(n, count + 1, (count + 1) * IENT);
+            return 0;
+        }
+        /* split: combined entries, right half to a new node */
+        total = count + 1;
+        s = total / 2;
+        err = cn_cache_new(fs, &r);
+        if (err)
+            return err;
+        node_init(fs, r, fs->slots[slot].level);
+        rn = cn_slot_data(fs, r);
+        {
+            uint32_t c, o = 0;
+            for (c = s; c < total; c++, o++) {
+                if (c == i) {
+                    cn_put64(ient(rn, o), key);
+                    cn_put32(ient(rn, o) + 8, child);
+                } else {
+                    memcpy(ient(rn, o), ient(n, c < i ? c : c - 1), IENT);
+                }
+            }
+            n_set(rn, total - s, (total - s) * IENT);
+        }
+        if (i < s) {
+            uint32_t keep = s - 1;
+            memmove(ient(n, i + 1), ient(n, i), (keep - i) * IENT);
+            cn_put64(ient(n, i), key);
+            cn_put32(ient(n, i) + 8, child);
+            n_set(n, s, s * IENT);
+        } else {
+            n_set(n, s, s * IENT);
+        }
+        key = cn_get64(ient(rn, 0));
+        child = CN_DIRTY_REF | r;
+        lv = lv == 0 ? CN_NONE : lv - 1;
+    }
+}
+
+int cn_tree_put(cairn *fs, uint64_t key, const void *val, uint32_t vlen)
+{
+    struct path p;
+    uint32_t leaf, right;
+    uint8_t *n;
+    uint64_t sep;
+    int err;
+    if (vlen + 10u > cap(fs) / 2)
+        return CAIRN_ERR_INVAL;
+    err = ensure_room(fs);
+    if (!err)
+        err = descend(fs, &p, key);
+    if (err)
+        return err;
+    leaf = p.n - 1;
+    make_dirty(fs, &p, p.n);
+    n = cn_slot_data(fs, p.slot[leaf]);
+    if (p.idx[leaf] < n_count(n) && cn_get64(n + HDR + p.off) == key) {
+        uint32_t old = ent_size(n + HDR + p.off), used = n_used(n);
+        memmove(n + HDR + p.off, n + HDR + p.off + old, used - p.off - old);
+        n_set(n, n_count(n) - 1, used - old);
+    }
+    if (n_used(n) + 10u + vlen <= cap(fs)) {
+        leaf_insert_at(n, p.off, key, val, vlen);
+        unpin(fs, &p);
+        return 0;
+    }
+    if (fs->height >= CN_MAX_HEIGHT) {
+        unpin(fs, &p);
+        return CAIRN_ERR_NOSPC;
+    }
+    err = leaf_split(fs, &p, key, val, vlen, &right, &sep);
+    if (!err)
+        err = internal_insert(fs, &p, leaf == 0 ? CN_NONE : leaf - 1, sep,
+                              CN_DIRTY_REF | right);
+    unpin(fs, &p);
+    return err;
+}
+
+/* Remove entry idx from the internal node at level lv, dropping nodes that
+ * become empty and collapsing a root left with one child. */
+static void internal_remove(cairn *fs, struct path *p, uint32_t lv)
+{
+    for (;;) {
+        uint8_t *n = cn_slot_data(fs, p->slot[lv]);
+        uint32_t count = n_count(n), i = p->idx[lv];
+        memmove(ient(n, i), ient(n, i + 1), (count - i - 1) * IENT);
+        n_set(n, count - 1, (count - 1) * IENT);
+        if (count - 1 > 0 || lv == 0)
+            break;
+        fs->slots[p->slot[lv]].pins = 0;
+        cn_cache_drop(fs, p->slot[lv]);
+        p->slot[lv] = CN_NONE;
+        lv--;
+    }
+    while (fs->height > 1) {
+        uint32_t rs = fs->root & ~CN_DIRTY_REF;
+        uint8_t *rn;
+        if (!(fs->root & CN_DIRTY_REF))
+            break;
+        rn = cn_slot_data(fs, rs);
+        if (n_count(rn) != 1)
+            break;
+        fs->root = cn_get32(ient(rn, 0) + 8);
+        fs->slots[rs].pins = 0;
+        cn_cache_drop(fs, rs);
+        for (lv = 0; lv < p->n; lv++)
+            if (p->slot[lv] == rs)
+                p->slot[lv] = CN_NONE;
+        fs->height--;
+    }
+}
+
+int cn_tree_del(cairn *fs, uint64_t key)
+{
+    struct path p;
+    uint32_t leaf, sz, used;
+    uint8_t *n;
+    int err = ensure_room(fs);
+    if (!err)
+        err = descend(fs, &p, key);
+    if (err)
+        return err;
+    leaf = p.n - 1;
+    n = cn_slot_data(fs, p.slot[leaf]);
+    if (!(p.idx[leaf] < n_count(n) && cn_get64(n + HDR + p.off) == key)) {
+        unpin(fs, &p);
+        return CAIRN_ERR_NOENT;
+    }
+    make_dirty(fs, &p, p.n);
+    sz = ent_size(n + HDR + p.off);
+    used = n_used(n);
+    memmove(n + HDR + p.off, n + HDR + p.off + sz, used - p.off - sz);
+    n_set(n, n_count(n) - 1, used - sz);
+    if (n_count(n) == 0 && leaf > 0) {
+        fs->slots[p.slot[leaf]].pins = 0;
+        cn_cache_drop(fs, p.slot[leaf]);
+        p.slot[leaf] = CN_NONE;
+        internal_remove(fs, &p, leaf - 1);
+    }
+    unpin(fs, &p);
+    return 0;
+}
+
+int cn_tree_init_empty(cairn *fs)
+{
+    uint32_t slot;
+    int err = cn_cache_new(fs, &slot);
+    if (err)
+        return err;
+    node_init(fs, slot, 0);
+    fs->root = CN_DIRTY_REF | slot;
+    fs->height = 1;
+    return 0;
+}
+
+/* Keep room in the cache while a walk makes nodes dirty. */
+static int walk_room(cairn *fs)
+{
+    if (cn_cache_evictable(fs) >= fs->height + 3 || fs->read_only)
+        return 0;
+    return cn_cache_flush(fs);
+}
+
+/* Pre-order walk over every node. fn returns 1 to have the node rewritten
+ * (copy-on-write, e.g. to move it out of a GC victim), 0 to go on, <0 to stop
+ * with that error. */
+int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg)
+{
+    struct path p;
+    uint32_t lv = 0;
+    int err;
+    p.n = 0;
+    err = load(fs, &p, 0, fs->root);
+    if (err)
+        return err;
+    p.idx[0] = CN_NONE; /* node at lv not yet visited */
+    for (;;) {
+        uint32_t slot = p.slot[lv];
+        uint8_t *n = cn_slot_data(fs, slot);
+        if (p.idx[lv] == CN_NONE) {
+            int r = fn(fs, slot, fs->slots[slot].dirty ? CN_NONE : fs->slots[slot].addr, arg);
+            if (r < 0) {
+                unpin(fs, &p);
+                return r;
+            }
+            if (r == 1) {
+                err = cn_begin_write(fs);
+                if (err) {
+                    unpin(fs, &p);
+                    return err;
+                }
+                make_dirty(fs, &p, lv + 1);
+            }
+            p.idx[lv] = 0;
+            if (lv + 1 < fs->height) {
+                err = walk_room(fs);
+                if (!err)
+                    err = load(fs, &p, lv + 1, cn_get32(ient(n, 0) + 8));
+                if (err) {
+                    unpin(fs, &p);
+                    return err;
+                }
+                lv++;
+                p.idx[lv] = CN_NONE;
+            }
+            continue;
+        }
+        /* node at lv done with child idx: go to the next child or up */
+        if (lv + 1 < fs->height && p.idx[lv] + 1 < n_count(n)) {
+            p.idx[lv]++;
+            release_below(fs, &p, lv + 1);
+            err = walk_room(fs);
+            if (!err)
+                err = load(fs, &p, lv + 1, cn_get32(ient(n, p.idx[lv]) + 8));
+            if (err) {
+                unpin(fs, &p);
+                return err;
+            }
+            lv++;
+            p.idx[lv] = CN_NONE;
+            continue;
+        }
+        if (lv == 0)
+            break;
+        release_below(fs, &p, lv);
+        lv--;
+    }
+    unpin(fs, &p);
+    return 0;
+}

@@ -1,0 +1,1299 @@
+/*
+ * test_api: the public API's behaviour and every error code, on NOR, NAND and
+ * BLOCK volumes (each section on a freshly formatted volume).
+ *
+ * Usage: test_api [nor|nand|block ...]   (default: all three)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tsupport.h"
+
+static const char *M;   /* medium name, in messages */
+static int32_t PG;      /* page size */
+static int MED;
+
+#define RC(x, exp, what)                                                       \
+    do {                                                                       \
+        long rc_ = (long)(x);                                                  \
+        CHECK(rc_ == (long)(exp), "%s: %s: got %ld %s, expected %ld %s", M, what, \
+              rc_, t_errname(rc_), (long)(exp), t_errname((long)(exp)));       \
+    } while (0)
+
+static uint8_t *pat(int32_t len, uint64_t seed)
+{
+    uint8_t *b = (uint8_t *)malloc((size_t)len + 1);
+    if (!b)
+        t_fatal("out of memory");
+    t_pattern(b, (size_t)len, seed);
+    return b;
+}
+
+static void fresh(struct tfs *t)
+{
+    t_fs_init(t, t_sim_new(MED, 7), 0);
+    t_fs_format_mount(t);
+}
+
+static void done(struct tfs *t, const char *section)
+{
+    if (t->mounted) {
+        int rc = t_fs_check(t, section);
+        CHECK(rc == 0, "%s: cairn_check at the end of %s: %d %s", M, section, rc,
+              t_errname(rc));
+    }
+    t_fs_free(t);
+    printf("  %s %s: done\n", M, section);
+}
+
+static void remount(struct tfs *t, const char *section)
+{
+    char label[80];
+    snprintf(label, sizeof label, "%s %s", M, section);
+    t_fs_remount(t, label);
+}
+
+/* ------------------------------------------------------------ sections */
+
+static void s_open_flags(void)
+{
+    struct tfs t;
+    cairn *fs;
+    char buf[64];
+    int fd;
+    fresh(&t);
+    fs = t.fs;
+    RC(cairn_open(fs, "/o", CAIRN_O_RDONLY), CAIRN_ERR_NOENT, "open missing RDONLY");
+    RC(cairn_open(fs, "/o", CAIRN_O_RDWR), CAIRN_ERR_NOENT, "open missing RDWR");
+    RC(cairn_open(fs, "/o", 0), CAIRN_ERR_INVAL, "open with no access mode");
+    RC(cairn_open(fs, "/o", CAIRN_O_CREAT), CAIRN_ERR_INVAL, "open CREAT, no access mode");
+    fd = cairn_open(fs, "/o", CAIRN_O_WRONLY | CAIRN_O_CREAT);
+    CHECK(fd >= 0, "%s: open CREAT|WRONLY: %d %s", M, fd, t_errname(fd));
+    RC(cairn_write(fs, fd, "hello", 5), 5, "write 5");
+    RC(cairn_read(fs, fd, buf, 5), CAIRN_ERR_BADF, "read a WRONLY handle");
+    RC(cairn_close(fs, fd), 0, "close");
+    RC(cairn_open(fs, "/o", CAIRN_O_WRONLY | CAIRN_O_CREAT | CAIRN_O_EXCL),
+       CAIRN_ERR_EXIST, "open CREAT|EXCL of an existing file");
+    fd = cairn_open(fs, "/o", CAIRN_O_RDONLY);
+    CHECK(fd >= 0, "%s: open RDONLY: %d", M, fd);
+    memset(buf, 0, sizeof buf);
+    RC(cairn_read(fs, fd, buf, 10), 5, "read RDONLY");
+    CHECK(memcmp(buf, "hello", 5) == 0, "%s: read back 'hello'", M);
+    RC(cairn_write(fs, fd, "x", 1), CAIRN_ERR_BADF, "write a RDONLY handle");
+    RC(cairn_truncate(fs, fd, 0), CAIRN_ERR_BADF, "truncate a RDONLY handle");
+    RC(cairn_close(fs, fd), 0, "close");
+
+    fd = cairn_open(fs, "/o", CAIRN_O_RDWR | CAIRN_O_APPEND);
+    CHECK(fd >= 0, "%s: open RDWR|APPEND: %d", M, fd);
+    RC(cairn_write(fs, fd, " world", 6), 6, "append");
+    RC(cairn_tell(fs, fd), 11, "tell after append");
+    RC(cairn_seek(fs, fd, 0, CAIRN_SEEK_SET), 0, "seek 0");
+    RC(cairn_write(fs, fd, "X", 1), 1, "append after seek 0");
+    RC(cairn_size(fs, fd), 12, "size after appends");
+    RC(cairn_tell(fs, fd), 12, "tell after append at end");
+    RC(cairn_close(fs, fd), 0, "close");
+    t_check_file(fs, "/o", "hello worldX", 12, M);
+
+    fd = cairn_open(fs, "/o", CAIRN_O_RDWR | CAIRN_O_CREAT);
+    CHECK(fd >= 0, "%s: open RDWR|CREAT of an existing file", M);
+    RC(cairn_size(fs, fd), 12, "CREAT without TRUNC keeps the content");
+    RC(cairn_close(fs, fd), 0, "close");
+
+    fd = cairn_open(fs, "/o", CAIRN_O_WRONLY | CAIRN_O_TRUNC);
+    CHECK(fd >= 0, "%s: open WRONLY|TRUNC", M);
+    RC(cairn_size(fs, fd), 0, "size after TRUNC");
+    RC(cairn_write(fs, fd, "abc", 3), 3, "write after TRUNC");
+    RC(cairn_close(fs, fd), 0, "close");
+    t_check_file(fs, "/o", "abc", 3, M);
+
+    fd = cairn_open(fs, "/n", CAIRN_O_RDWR | CAIRN_O_CREAT | CAIRN_O_EXCL);
+    CHECK(fd >= 0, "%s: CREAT|EXCL of a new file: %d", M, fd);
+    RC(cairn_size(fs, fd), 0, "new file is empty");
+    RC(cairn_read(fs, fd, buf, 10), 0, "read of an empty file");
+    RC(cairn_close(fs, fd), 0, "close");
+    remount(&t, "open-flags");
+    t_check_file(t.fs, "/o", "abc", 3, M);
+    t_check_file(t.fs, "/n", "", 0, M);
+    done(&t, "open-flags");
+}
+
+static void s_rw_seek(void)
+{
+    struct tfs t;
+    cairn *fs;
+    int32_t len = 3 * PG + 50, i;
+    uint8_t *data = pat(len, 11), *buf = (uint8_t *)malloc((size_t)len + 2000);
+    int fd, zeros;
+    fresh(&t);
+    fs = t.fs;
+    fd = cairn_open(fs, "/s", CAIRN_O_RDWR | CAIRN_O_CREAT);
+    CHECK(fd >= 0, "%s: open", M);
+    RC(cairn_write(fs, fd, data, 0), 0, "write of 0 bytes");
+    RC(cairn_write(fs, fd, data, -1), CAIRN_ERR_INVAL, "write of -1 bytes");
+    RC(cairn_write(fs, fd, data, len), len, "write");
+    RC(cairn_tell(fs, fd), len, "tell after write");
+    RC(cairn_size(fs, fd), len, "size after write");
+    RC(cairn_seek(fs, fd, 0, CAIRN_SEEK_SET), 0, "seek SET 0");
+    RC(cairn_read(fs, fd, buf, len + 100), len, "read all");
+    CHECK(memcmp(buf, data, (size_t)len) == 0, "%s: read back", M);
+    RC(cairn_read(fs, fd, buf, 10), 0, "read at the end");
+    RC(cairn_read(fs, fd, buf, 0), 0, "read of 0 bytes");
+    RC(cairn_read(fs, fd, buf, -1), CAIRN_ERR_INVAL, "read of -1 bytes");
+    RC(cairn_seek(fs, fd, -10, CAIRN_SEEK_CUR), len - 10, "seek CUR -10");
+    RC(cairn_read(fs, fd, buf, 20), 10, "read over the end");
+    CHECK(memcmp(buf, data + len - 10, 10) == 0, "%s: tail", M);
+    RC(cairn_seek(fs, fd, -5, CAIRN_SEEK_END), len - 5, "seek END -5");
+    RC(cairn_tell(fs, fd), len - 5, "tell");
+    RC(cairn_seek(fs, fd, -1, CAIRN_SEEK_SET), CAIRN_ERR_INVAL, "seek SET -1");
+    RC(cairn_seek(fs, fd, -(len + 1), CAIRN_SEEK_END), CAIRN_ERR_INVAL, "seek before 0");
+    RC(cairn_seek(fs, fd, 0, 9), CAIRN_ERR_INVAL, "seek whence 9");
+    RC(cairn_tell(fs, fd), len - 5, "tell unchanged by failed seeks");
+    /* odd reads across page boundaries */
+    for (i = 1; i < 4; i++) {
+        RC(cairn_seek(fs, fd, i * PG - 3, CAIRN_SEEK_SET), i * PG - 3, "seek");
+        RC(cairn_read(fs, fd, buf, 7), 7, "read across a page boundary");
+        CHECK(memcmp(buf, data + i * PG - 3, 7) == 0, "%s: bytes across page %ld", M,
+              (long)i);
+    }
+    /* overwrite inside, crossing a page boundary */
+    RC(cairn_seek(fs, fd, PG - 10, CAIRN_SEEK_SET), PG - 10, "seek");
+    RC(cairn_write(fs, fd, "0123456789ABCDEFGHIJ", 20), 20, "overwrite");
+    memcpy(data + PG - 10, "0123456789ABCDEFGHIJ", 20);
+    RC(cairn_size(fs, fd), len, "size unchanged by an overwrite");
+    /* seek past the end: size unchanged until a write */
+    RC(cairn_seek(fs, fd, len + 5000, CAIRN_SEEK_SET), len + 5000, "seek past the end");
+    RC(cairn_size(fs, fd), len, "seek alone does not grow");
+    RC(cairn_seek(fs, fd, len + 1000, CAIRN_SEEK_SET), len + 1000, "seek past the end");
+    RC(cairn_write(fs, fd, "Z", 1), 1, "write past the end");
+    RC(cairn_size(fs, fd), len + 1001, "size after the hole");
+    RC(cairn_seek(fs, fd, len, CAIRN_SEEK_SET), len, "seek to the hole");
+    RC(cairn_read(fs, fd, buf, 1001), 1001, "read the hole");
+    for (zeros = 1, i = 0; i < 1000; i++)
+        zeros &= buf[i] == 0;
+    CHECK(zeros, "%s: a hole reads as zeros", M);
+    CHECK(buf[1000] == 'Z', "%s: the byte after the hole", M);
+    RC(cairn_file_sync(fs, fd), 0, "file_sync");
+    RC(cairn_close(fs, fd), 0, "close");
+    remount(&t, "rw-seek");
+    fs = t.fs;
+    fd = cairn_open(fs, "/s", CAIRN_O_RDONLY);
+    RC(cairn_read(fs, fd, buf, len + 2000), len + 1001, "read after remount");
+    CHECK(memcmp(buf, data, (size_t)len) == 0, "%s: data after remount", M);
+    for (zeros = 1, i = 0; i < 1000; i++)
+        zeros &= buf[len + i] == 0;
+    CHECK(zeros && buf[len + 1000] == 'Z', "%s: hole after remount", M);
+    RC(cairn_close(fs, fd), 0, "close");
+    free(data);
+    free(buf);
+    done(&t, "rw-seek");
+}
+
+static void s_truncate(void)
+{
+    struct tfs t;
+    cairn *fs;
+    int32_t len = 2 * PG + 7, i;
+    uint8_t *data = pat(len, 12), *buf = (uint8_t *)malloc((size_t)(6 * PG));
+    int fd, ok;
+    fresh(&t);
+    fs = t.fs;
+    fd = cairn_open(fs, "/t", CAIRN_O_RDWR | CAIRN_O_CREAT);
+    RC(cairn_write(fs, fd, data, len), len, "write");
+    RC(cairn_truncate(fs, fd, 5 * PG), 0, "truncate grow");
+    RC(cairn_size(fs, fd), 5 * PG, "size after grow");
+    RC(cairn_seek(fs, fd, 0, CAIRN_SEEK_SET), 0, "seek");
+    RC(cairn_read(fs, fd, buf, 6 * PG), 5 * PG, "read grown file");
+    ok = memcmp(buf, data, (size_t)len) == 0;
+    for (i = len; i < 5 * PG; i++)
+        ok &= buf[i] == 0;
+    CHECK(ok, "%s: grown part reads zeros", M);
+    RC(cairn_truncate(fs, fd, 100), 0, "truncate shrink");
+    RC(cairn_size(fs, fd), 100, "size after shrink");
+    RC(cairn_tell(fs, fd), 5 * PG, "truncate leaves the position");
+    RC(cairn_read(fs, fd, buf, 10), 0, "read past the new end");
+    RC(cairn_truncate(fs, fd, PG + 50), 0, "grow again");
+    RC(cairn_seek(fs, fd, 0, CAIRN_SEEK_SET), 0, "seek");
+    RC(cairn_read(fs, fd, buf, 6 * PG), PG + 50, "read");
+    ok = memcmp(buf, data, 100) == 0;
+    for (i = 100; i < PG + 50; i++)
+        ok &= buf[i] == 0;
+    CHECK(ok, "%s: shrink then grow reads zeros, not the old bytes", M);
+    RC(cairn_truncate(fs, fd, -1), CAIRN_ERR_INVAL, "truncate -1");
+    RC(cairn_truncate(fs, fd, 0), 0, "truncate 0");
+    RC(cairn_size(fs, fd), 0, "size 0");
+    RC(cairn_seek(fs, fd, 0, CAIRN_SEEK_SET), 0, "seek");
+    RC(cairn_write(fs, fd, data, 300), 300, "write after truncate 0");
+    RC(cairn_truncate(fs, fd, 200), 0, "truncate unsynced data");
+    RC(cairn_close(fs, fd), 0, "close");
+    remount(&t, "truncate");
+    t_check_file(t.fs, "/t", data, 200, M);
+    free(data);
+    free(buf);
+    done(&t, "truncate");
+}
+
+static void s_badf(void)
+{
+    struct tfs t;
+    cairn *fs;
+    struct cairn_info info;
+    char buf[8];
+    int fd, dd;
+    fresh(&t);
+    fs = t.fs;
+    RC(cairn_read(fs, 99, buf, 1), CAIRN_ERR_BADF, "read fd 99");
+    RC(cairn_write(fs, -1, buf, 1), CAIRN_ERR_BADF, "write fd -1");
+    RC(cairn_seek(fs, 5, 0, CAIRN_SEEK_SET), CAIRN_ERR_BADF, "seek unused fd");
+    RC(cairn_tell(fs, 5), CAIRN_ERR_BADF, "tell unused fd");
+    RC(cairn_size(fs, 5), CAIRN_ERR_BADF, "size unused fd");
+    RC(cairn_truncate(fs, 5, 0), CAIRN_ERR_BADF, "truncate unused fd");
+    RC(cairn_file_sync(fs, 5), CAIRN_ERR_BADF, "file_sync unused fd");
+    RC(cairn_fstat(fs, 5, &info), CAIRN_ERR_BADF, "fstat unused fd");
+    RC(cairn_close(fs, 5), CAIRN_ERR_BADF, "close unused fd");
+    RC(cairn_close(fs, 1000000), CAIRN_ERR_BADF, "close fd 1000000");
+    RC(cairn_readdir(fs, 5, &info), CAIRN_ERR_BADF, "readdir unused");
+    RC(cairn_closedir(fs, 5), CAIRN_ERR_BADF, "closedir unused");
+    RC(cairn_rewinddir(fs, -3), CAIRN_ERR_BADF, "rewinddir -3");
+    fd = cairn_open(fs, "/f", CAIRN_O_RDWR | CAIRN_O_CREAT);
+    dd = cairn_opendir(fs, "/");
+    CHECK(fd >= 0 && dd >= 0, "%s: open + opendir", M);
+    RC(cairn_readdir(fs, fd, &info), CAIRN_ERR_BADF, "readdir on a file handle");
+    RC(cairn_read(fs, dd, buf, 1), CAIRN_ERR_BADF, "read on a directory handle");
+    RC(cairn_write(fs, dd, buf, 1), CAIRN_ERR_BADF, "write on a directory handle");
+    RC(cairn_close(fs, dd), CAIRN_ERR_BADF, "close on a directory handle");
+    RC(cairn_closedir(fs, fd), CAIRN_ERR_BADF, "closedir on a file handle");
+    RC(cairn_closedir(fs, dd), 0, "closedir");
+    RC(cairn_close(fs, fd), 0, "close");
+    RC(cairn_close(fs, fd), CAIRN_ERR_BADF, "close twice");
+    RC(cairn_write(fs, fd, buf, 1), CAIRN_ERR_BADF, "write after close");
+    RC(cairn_closedir(fs, dd), CAIRN_ERR_BADF, "closedir twice");
+    done(&t, "badf");
+}
+
+static void s_stat_id(void)
+{
+    struct tfs t;
+    cairn *fs;
+    struct cairn_info info, i2;
+    uint8_t *data = pat(1234, 13), buf[1300];
+    uint32_t id, did;
+    int fd, rc;
+    fresh(&t);
+    fs = t.fs;
+    RC(t_write_file(fs, "/st", data, 1234), 0, "write /st");
+    memset(&info, 0, sizeof info);
+    RC(cairn_stat(fs, "/st", &info), 0, "stat");
+    CHECK(info.type == CAIRN_TYPE_FILE && info.size == 1234 && info.id != 0 &&
+              strcmp(info.name, "st") == 0,
+          "%s: stat /st: type %u size %ld id %lu name '%s'", M, (unsigned)info.type,
+          (long)info.size, (unsigned long)info.id, info.name);
+    id = info.id;
+    RC(cairn_mkdir(fs, "/sd"), 0, "mkdir");
+    RC(cairn_stat(fs, "/sd", &i2), 0, "stat dir");
+    CHECK(i2.type == CAIRN_TYPE_DIR && i2.size == 0 && i2.id != id && i2.id != 0,
+          "%s: stat dir: type %u size %ld id %lu", M, (unsigned)i2.type, (long)i2.size,
+          (unsigned long)i2.id);
+    did = i2.id;
+    RC(cairn_stat(fs, "/", &i2), 0, "stat /");
+    CHECK(i2.type == CAIRN_TYPE_DIR, "%s: / is a directory", M);
+    RC(cairn_stat(fs, "/missing", &i2), CAIRN_ERR_NOENT, "stat missing");
+    RC(cairn_stat(fs, "/missing/x", &i2), CAIRN_ERR_NOENT, "stat below missing");
+
+    fd = cairn_open_id(fs, id, CAIRN_O_RDONLY);
+    CHECK(fd >= 0, "%s: open_id: %d %s", M, fd, t_errname(fd));
+    RC(cairn_read(fs, fd, buf, 1300), 1234, "read by id");
+    CHECK(memcmp(buf, data, 1234) == 0, "%s: content by id", M);
+    RC(cairn_fstat(fs, fd, &i2), 0, "fstat");
+    CHECK(i2.id == id && i2.size == 1234 && i2.type == CAIRN_TYPE_FILE,
+          "%s: fstat id %lu size %ld", M, (unsigned long)i2.id, (long)i2.size);
+    RC(cairn_close(fs, fd), 0, "close");
+    fd = cairn_open_id(fs, id, CAIRN_O_RDWR);
+    CHECK(fd >= 0, "%s: open_id RDWR", M);
+    RC(cairn_write(fs, fd, "abc", 3), 3, "write by id");
+    RC(cairn_size(fs, fd), 1234, "size");
+    RC(cairn_write(fs, fd, "de", 2), 2, "write by id");
+    RC(cairn_fstat(fs, fd, &i2), 0, "fstat");
+    RC(i2.size, 1234, "fstat size");
+    RC(cairn_close(fs, fd), 0, "close");
+    memcpy(data, "abcde", 5);
+    t_check_file(fs, "/st", data, 1234, M);
+    rc = cairn_open_id(fs, did, CAIRN_O_RDONLY);
+    CHECK(rc < 0 && t_is_err(rc), "%s: open_id of a directory: %d %s (expected an error)",
+          M, rc, t_errname(rc));
+    if (rc >= 0)
+        cairn_close(fs, rc);
+    else
+        printf("  %s: open_id of a directory returns %s\n", M, t_errname(rc));
+    RC(cairn_open_id(fs, 0x0FFFFFF0u, CAIRN_O_RDONLY), CAIRN_ERR_NOENT, "open_id of an unused id");
+
+    RC(cairn_rename(fs, "/st", "/sd/st2"), 0, "rename");
+    RC(cairn_stat(fs, "/sd/st2", &i2), 0, "stat renamed");
+    CHECK(i2.id == id, "%s: the id is stable across a rename (%lu vs %lu)", M,
+          (unsigned long)i2.id, (unsigned long)id);
+    remount(&t, "stat-id");
+    fs = t.fs;
+    RC(cairn_stat(fs, "/sd/st2", &i2), 0, "stat after remount");
+    CHECK(i2.id == id, "%s: the id is stable across a remount", M);
+    fd = cairn_open_id(fs, id, CAIRN_O_RDONLY);
+    CHECK(fd >= 0, "%s: open_id after remount", M);
+    RC(cairn_close(fs, fd), 0, "close");
+    RC(cairn_remove(fs, "/sd/st2"), 0, "remove");
+    RC(cairn_open_id(fs, id, CAIRN_O_RDONLY), CAIRN_ERR_NOENT, "open_id of a removed file");
+    remount(&t, "stat-id");
+    RC(cairn_open_id(t.fs, id, CAIRN_O_RDONLY), CAIRN_ERR_NOENT,
+       "open_id of a removed file after remount");
+    free(data);
+    done(&t, "stat-id");
+}
+
+static void s_remove(void)
+{
+    struct tfs t;
+    cairn *fs;
+    struct cairn_info info;
+    int rc;
+    fresh(&t);
+    fs = t.fs;
+    RC(t_write_file(fs, "/f", "x", 1), 0, "create");
+    RC(cairn_mkdir(fs, "/d"), 0, "mkdir");
+    RC(cairn_mkdir(fs, "/e"), 0, "mkdir");
+    RC(t_write_file(fs, "/e/g", "y", 1), 0, "create in dir");
+    RC(cairn_remove(fs, "/f"), 0, "remove file");
+    RC(cairn_stat(fs, "/f", &info), CAIRN_ERR_NOENT, "stat removed");
+    RC(cairn_open(fs, "/f", CAIRN_O_RDONLY), CAIRN_ERR_NOENT, "open removed");
+    RC(cairn_remove(fs, "/f"), CAIRN_ERR_NOENT, "remove again");
+    RC(cairn_remove(fs, "/d"), 0, "remove empty dir");
+    RC(cairn_stat(fs, "/d", &info), CAIRN_ERR_NOENT, "stat removed dir");
+    RC(cairn_remove(fs, "/e"), CAIRN_ERR_NOTEMPTY, "remove non-empty dir");
+    RC(cairn_remove(fs, "/nope"), CAIRN_ERR_NOENT, "remove missing");
+    RC(cairn_remove(fs, "/nope/x"), CAIRN_ERR_NOENT, "remove below missing");
+    rc = cairn_remove(fs, "/");
+    CHECK(t_is_err(rc), "%s: remove / must fail: %d", M, rc);
+    RC(cairn_remove(fs, "/e/g"), 0, "remove file in dir");
+    RC(cairn_remove(fs, "/e"), 0, "remove now-empty dir");
+    RC(t_write_file(fs, "/f", "zz", 2), 0, "re-create a removed name");
+    remount(&t, "remove");
+    fs = t.fs;
+    RC(cairn_stat(fs, "/e", &info), CAIRN_ERR_NOENT, "removed dir after remount");
+    t_check_file(fs, "/f", "zz", 2, M);
+    done(&t, "remove");
+}
+
+static int count_entries(cairn *fs, const char *dir, const char *name)
+{
+    struct cairn_info info;
+    int dd = cairn_opendir(fs, dir), n = 0;
+    if (dd < 0)
+        return -1;
+    while (cairn_readdir(fs, dd, &info) == 1)
+        if (!name || strcmp(info.name, name) == 0)
+            n++;
+    cairn_closedir(fs, dd);
+    return n;
+}
+
+static void s_rename(void)
+{
+    struct tfs t;
+    cairn *fs;
+    struct cairn_info info;
+    uint8_t *a = pat(3 * PG + 1, 21), *b = pat(777, 22);
+    int rc;
+    fresh(&t);
+    fs = t.fs;
+    RC(t_write_file(fs, "/r1", a, 3 * PG + 1), 0, "create r1");
+    RC(t_write_file(fs, "/r3", b, 777), 0, "create r3");
+    RC(cairn_rename(fs, "/r1", "/r2"), 0, "rename to a new name");
+    RC(cairn_stat(fs, "/r1", &info), CAIRN_ERR_NOENT, "old name gone");
+    t_check_file(fs, "/r2", a, 3 * PG + 1, M);
+    RC(cairn_rename(fs, "/r2", "/r3"), 0, "rename over an existing file");
+    RC(cairn_stat(fs, "/r2", &info), CAIRN_ERR_NOENT, "old name gone");
+    t_check_file(fs, "/r3", a, 3 * PG + 1, M);
+    RC(count_entries(fs, "/", "r3"), 1, "r3 listed once");
+    RC(count_entries(fs, "/", NULL), 1, "one entry in /");
+    RC(cairn_mkdir(fs, "/dd"), 0, "mkdir");
+    RC(cairn_rename(fs, "/r3", "/dd/r3"), 0, "rename into a directory");
+    t_check_file(fs, "/dd/r3", a, 3 * PG + 1, M);
+    RC(cairn_rename(fs, "/dd", "/ee"), 0, "rename a directory");
+    RC(cairn_stat(fs, "/dd", &info), CAIRN_ERR_NOENT, "old dir gone");
+    RC(cairn_stat(fs, "/dd/r3", &info), CAIRN_ERR_NOENT, "old path gone");
+    t_check_file(fs, "/ee/r3", a, 3 * PG + 1, M);
+    RC(cairn_rename(fs, "/missing", "/x"), CAIRN_ERR_NOENT, "rename missing");
+    RC(cairn_rename(fs, "/ee/r3", "/nodir/x"), CAIRN_ERR_NOENT, "rename into a missing dir");
+    RC(cairn_mkdir(fs, "/ee/sub"), 0, "mkdir sub");
+    RC(cairn_rename(fs, "/ee", "/ee/sub/x"), CAIRN_ERR_INVAL,
+       "rename a directory into its own subdirectory");
+    RC(cairn_rename(fs, "/ee", "/ee/y"), CAIRN_ERR_INVAL,
+       "rename a directory into itself");
+    RC(cairn_rename(fs, "/ee/r3", "/ee/r3"), 0, "rename onto itself");
+    t_check_file(fs, "/ee/r3", a, 3 * PG + 1, M);
+    rc = cairn_rename(fs, "/ee/r3", "/ee/sub");
+    CHECK(t_is_err(rc), "%s: rename a file onto a directory must fail: %d", M, rc);
+    if (rc < 0)
+        printf("  %s: rename file onto dir: %s\n", M, t_errname(rc));
+    RC(cairn_stat(fs, "/ee/sub", &info), 0, "dir still there");
+    CHECK(info.type == CAIRN_TYPE_DIR, "%s: still a dir", M);
+    t_check_file(fs, "/ee/r3", a, 3 * PG + 1, M);
+    RC(t_write_file(fs, "/b2", b, 777), 0, "create");
+    rc = cairn_rename(fs, "/ee/sub", "/b2");
+    CHECK(t_is_err(rc), "%s: rename a directory onto a file must fail: %d", M, rc);
+    t_check_file(fs, "/b2", b, 777, M);
+    /* rename an open file: the handle follows the object */
+    {
+        int fd = cairn_open(fs, "/b2", CAIRN_O_RDWR);
+        CHECK(fd >= 0, "%s: open", M);
+        RC(cairn_rename(fs, "/b2", "/ee/b3"), 0, "rename an open file");
+        RC(cairn_write(fs, fd, "QQ", 2), 2, "write through the handle");
+        RC(cairn_close(fs, fd), 0, "close");
+        memcpy(b, "QQ", 2);
+        t_check_file(fs, "/ee/b3", b, 777, M);
+    }
+    remount(&t, "rename");
+    fs = t.fs;
+    t_check_file(fs, "/ee/r3", a, 3 * PG + 1, M);
+    t_check_file(fs, "/ee/b3", b, 777, M);
+    RC(count_entries(fs, "/", NULL), 1, "entries in / after remount");
+    RC(count_entries(fs, "/ee", NULL), 3, "entries in /ee after remount");
+    free(a);
+    free(b);
+    done(&t, "rename");
+}
+
+static void s_mkdir_paths(void)
+{
+    struct tfs t;
+    cairn *fs;
+    struct cairn_info info;
+    int rc;
+    fresh(&t);
+    fs = t.fs;
+    RC(cairn_mkdir(fs, "/m"), 0, "mkdir");
+    RC(cairn_mkdir(fs, "/m"), CAIRN_ERR_EXIST, "mkdir existing");
+    RC(cairn_mkdir(fs, "/m/n"), 0, "mkdir nested");
+    RC(cairn_mkdir(fs, "/x/y"), CAIRN_ERR_NOENT, "mkdir below missing");
+    RC(t_write_file(fs, "/m/f", "abc", 3), 0, "create in dir");
+    RC(cairn_mkdir(fs, "/m/f"), CAIRN_ERR_EXIST, "mkdir over a file");
+    RC(cairn_mkdir(fs, "/m/f/z"), CAIRN_ERR_NOTDIR, "mkdir below a file");
+    RC(cairn_open(fs, "/m/f/z", CAIRN_O_RDONLY), CAIRN_ERR_NOTDIR, "open below a file");
+    RC(cairn_open(fs, "/m/f/z", CAIRN_O_RDWR | CAIRN_O_CREAT), CAIRN_ERR_NOTDIR,
+       "create below a file");
+    RC(cairn_stat(fs, "/m/f/z", &info), CAIRN_ERR_NOTDIR, "stat below a file");
+    RC(cairn_remove(fs, "/m/f/z"), CAIRN_ERR_NOTDIR, "remove below a file");
+    RC(cairn_opendir(fs, "/m/f"), CAIRN_ERR_NOTDIR, "opendir of a file");
+    RC(cairn_open(fs, "/m", CAIRN_O_WRONLY), CAIRN_ERR_ISDIR, "open a dir WRONLY");
+    RC(cairn_open(fs, "/m", CAIRN_O_RDWR | CAIRN_O_CREAT), CAIRN_ERR_ISDIR,
+       "open a dir RDWR|CREAT");
+    RC(cairn_open(fs, "/m", CAIRN_O_WRONLY | CAIRN_O_CREAT | CAIRN_O_EXCL),
+       CAIRN_ERR_EXIST, "create over a dir with EXCL");
+    rc = cairn_open(fs, "/m", CAIRN_O_RDONLY);
+    if (rc >= 0)
+        cairn_close(fs, rc);
+    printf("  %s: open of a directory RDONLY returns %d %s (not specified)\n", M, rc,
+           t_errname(rc));
+    RC(cairn_stat(fs, "/m/n", &info), 0, "stat nested");
+    CHECK(info.type == CAIRN_TYPE_DIR && strcmp(info.name, "n") == 0, "%s: nested dir", M);
+    rc = cairn_stat(fs, "m/f", &info);
+    printf("  %s: stat of a relative path \"m/f\" returns %s\n", M, t_errname(rc));
+    remount(&t, "mkdir-paths");
+    RC(cairn_mkdir(t.fs, "/m/n"), CAIRN_ERR_EXIST, "mkdir existing after remount");
+    t_check_file(t.fs, "/m/f", "abc", 3, M);
+    done(&t, "mkdir-paths");
+}
+
+static void s_names(void)
+{
+    struct tfs t;
+    cairn *fs;
+    struct cairn_info info;
+    char n255[300], n256[300], path[700];
+    int fd, found = 0, dd;
+    fresh(&t);
+    fs = t.fs;
+    memset(n255, 'a', 255);
+    n255[254] = 'z';
+    n255[255] = 0;
+    memset(n256, 'b', 256);
+    n256[256] = 0;
+    snprintf(path, sizeof path, "/%s", n255);
+    fd = cairn_open(fs, path, CAIRN_O_WRONLY | CAIRN_O_CREAT);
+    CHECK(fd >= 0, "%s: create a 255-byte name: %d %s", M, fd, t_errname(fd));
+    RC(cairn_write(fs, fd, "long", 4), 4, "write");
+    RC(cairn_close(fs, fd), 0, "close");
+    RC(cairn_stat(fs, path, &info), 0, "stat 255-byte name");
+    CHECK(strcmp(info.name, n255) == 0, "%s: stat returns the 255-byte name", M);
+    dd = cairn_opendir(fs, "/");
+    while (cairn_readdir(fs, dd, &info) == 1)
+        found += strcmp(info.name, n255) == 0;
+    cairn_closedir(fs, dd);
+    CHECK(found == 1, "%s: readdir returns the 255-byte name once (%d)", M, found);
+    snprintf(path, sizeof path, "/d%s", n255 + 1);
+    RC(cairn_mkdir(fs, path), 0, "mkdir with a 255-byte name");
+    snprintf(path, sizeof path, "/%s", n256);
+    RC(cairn_open(fs, path, CAIRN_O_WRONLY | CAIRN_O_CREAT), CAIRN_ERR_NAMETOOLONG,
+       "create a 256-byte name");
+    RC(cairn_mkdir(fs, path), CAIRN_ERR_NAMETOOLONG, "mkdir a 256-byte name");
+    RC(cairn_stat(fs, path, &info), CAIRN_ERR_NAMETOOLONG, "stat a 256-byte name");
+    snprintf(path, sizeof path, "/%s", n255);
+    {
+        char to[700];
+        snprintf(to, sizeof to, "/%s", n256);
+        RC(cairn_rename(fs, path, to), CAIRN_ERR_NAMETOOLONG, "rename to a 256-byte name");
+        snprintf(to, sizeof to, "/%s/x", n256);
+        RC(cairn_open(fs, to, CAIRN_O_RDONLY), CAIRN_ERR_NAMETOOLONG,
+           "a 256-byte middle component");
+    }
+    remount(&t, "names");
+    snprintf(path, sizeof path, "/%s", n255);
+    t_check_file(t.fs, path, "long", 4, M);
+    done(&t, "names");
+}
+
+static void s_deep(void)
+{
+    struct tfs t;
+    cairn *fs;
+    char path[512], file[600];
+    uint8_t *data = pat(2 * PG + 3, 31);
+    int i;
+    size_t n = 0;
+    fresh(&t);
+    fs = t.fs;
+    path[0] = 0;
+    for (i = 0; i < 30; i++) {
+        n += (size_t)snprintf(path + n, sizeof path - n, "/d%02d", i);
+        RC(cairn_mkdir(fs, path), 0, "mkdir deep");
+    }
+    snprintf(file, sizeof file, "%s/file", path);
+    RC(t_write_file(fs, file, data, 2 * PG + 3), 0, "create at depth 30");
+    remount(&t, "deep");
+    fs = t.fs;
+    t_check_file(fs, file, data, 2 * PG + 3, M);
+    RC(count_entries(fs, path, NULL), 1, "entries at depth 30");
+    RC(cairn_rename(fs, "/d00", "/top"), 0, "rename the top");
+    {
+        char moved[600];
+        snprintf(moved, sizeof moved, "/top%s", file + 4);
+        t_check_file(fs, moved, data, 2 * PG + 3, M);
+        remount(&t, "deep");
+        t_check_file(t.fs, moved, data, 2 * PG + 3, M);
+    }
+    free(data);
+    done(&t, "deep");
+}
+
+static void s_many(void)
+{
+    struct tfs t;
+    cairn *fs;
+    struct cairn_info info;
+    char path[64];
+    uint8_t data[64];
+    int seen[500], i, dd, r, bad = 0, n;
+    fresh(&t);
+    fs = t.fs;
+    RC(cairn_mkdir(fs, "/many"), 0, "mkdir");
+    for (i = 0; i < 500; i++) {
+        snprintf(path, sizeof path, "/many/file%04d", i);
+        t_pattern(data, sizeof data, (uint64_t)i);
+        r = t_write_file(fs, path, data, 8 + i % 50);
+        if (r != 0)
+            bad++;
+    }
+    CHECK(bad == 0, "%s: creating 500 files: %d failed", M, bad);
+    for (int pass = 0; pass < 2; pass++) {
+        memset(seen, 0, sizeof seen);
+        dd = cairn_opendir(fs, "/many");
+        CHECK(dd >= 0, "%s: opendir", M);
+        bad = 0;
+        n = 0;
+        if (pass == 1) { /* read 10, rewind, then all */
+            for (i = 0; i < 10; i++)
+                cairn_readdir(fs, dd, &info);
+            RC(cairn_rewinddir(fs, dd), 0, "rewinddir");
+        }
+        while ((r = cairn_readdir(fs, dd, &info)) == 1) {
+            int k;
+            if (!strcmp(info.name, ".") || !strcmp(info.name, ".."))
+                continue;
+            n++;
+            if (sscanf(info.name, "file%d", &k) != 1 || k < 0 || k >= 500 ||
+                info.type != CAIRN_TYPE_FILE || info.size != 8 + k % 50) {
+                bad++;
+                continue;
+            }
+            seen[k]++;
+        }
+        RC(r, 0, "readdir end");
+        RC(cairn_closedir(fs, dd), 0, "closedir");
+        for (i = 0; i < 500; i++)
+            bad += seen[i] != 1;
+        CHECK(bad == 0 && n == 500, "%s: readdir of 500 files: %d entries, %d wrong", M, n,
+              bad);
+    }
+    for (bad = 0, i = 0; i < 500; i++) {
+        snprintf(path, sizeof path, "/many/file%04d", i);
+        if (cairn_stat(fs, path, &info) != 0 || info.size != 8 + i % 50)
+            bad++;
+    }
+    CHECK(bad == 0, "%s: stat of 500 files: %d wrong", M, bad);
+    for (i = 0; i < 500; i += 2) {
+        snprintf(path, sizeof path, "/many/file%04d", i);
+        if (cairn_remove(fs, path) != 0)
+            bad++;
+    }
+    CHECK(bad == 0, "%s: removing 250 files", M);
+    remount(&t, "many");
+    fs = t.fs;
+    memset(seen, 0, sizeof seen);
+    dd = cairn_opendir(fs, "/many");
+    n = 0;
+    while (cairn_readdir(fs, dd, &info) == 1) {
+        int k;
+        if (!strcmp(info.name, ".") || !strcmp(info.name, ".."))
+            continue;
+        n++;
+        if (sscanf(info.name, "file%d", &k) == 1 && k >= 0 && k < 500)
+            seen[k]++;
+    }
+    cairn_closedir(fs, dd);
+    for (bad = 0, i = 0; i < 500; i++)
+        bad += seen[i] != (i % 2);
+    CHECK(bad == 0 && n == 250, "%s: readdir after removing half: %d entries, %d wrong", M,
+          n, bad);
+    for (bad = 0, i = 0; i < 500; i++) {
+        snprintf(path, sizeof path, "/many/file%04d", i);
+        r = cairn_stat(fs, path, &info);
+        bad += (i % 2) ? r != 0 : r != CAIRN_ERR_NOENT;
+    }
+    CHECK(bad == 0, "%s: stat after removing half: %d wrong", M, bad);
+    for (i = 1; i < 500; i += 46) { /* odd: still there */
+        snprintf(path, sizeof path, "/many/file%04d", i);
+        t_pattern(data, sizeof data, (uint64_t)i);
+        t_check_file(fs, path, data, 8 + i % 50, M);
+    }
+    done(&t, "many");
+}
+
+static void s_dirs(void)
+{
+    struct tfs t;
+    cairn *fs;
+    struct cairn_info info;
+    int dd, r, n = 0, files = 0, dirs = 0;
+    fresh(&t);
+    fs = t.fs;
+    dd = cairn_opendir(fs, "/");
+    CHECK(dd >= 0, "%s: opendir /", M);
+    while ((r = cairn_readdir(fs, dd, &info)) == 1)
+        if (strcmp(info.name, ".") && strcmp(info.name, ".."))
+            n++;
+    CHECK(r == 0 && n == 0, "%s: empty root lists nothing (%d, %d)", M, r, n);
+    RC(cairn_readdir(fs, dd, &info), 0, "readdir after the end");
+    RC(cairn_closedir(fs, dd), 0, "closedir");
+    RC(cairn_opendir(fs, "/missing"), CAIRN_ERR_NOENT, "opendir missing");
+    RC(t_write_file(fs, "/file", "12345", 5), 0, "create");
+    RC(cairn_mkdir(fs, "/dir"), 0, "mkdir");
+    RC(cairn_opendir(fs, "/file"), CAIRN_ERR_NOTDIR, "opendir a file");
+    dd = cairn_opendir(fs, "/");
+    n = 0;
+    while ((r = cairn_readdir(fs, dd, &info)) == 1) {
+        if (!strcmp(info.name, ".") || !strcmp(info.name, ".."))
+            continue;
+        n++;
+        if (!strcmp(info.name, "file") && info.type == CAIRN_TYPE_FILE && info.size == 5)
+            files++;
+        if (!strcmp(info.name, "dir") && info.type == CAIRN_TYPE_DIR)
+            dirs++;
+    }
+    CHECK(n == 2 && files == 1 && dirs == 1, "%s: readdir entries %d/%d/%d", M, n, files,
+          dirs);
+    RC(cairn_rewinddir(fs, dd), 0, "rewinddir");
+    n = 0;
+    while (cairn_readdir(fs, dd, &info) == 1)
+        if (strcmp(info.name, ".") && strcmp(info.name, ".."))
+            n++;
+    RC(n, 2, "entries after rewinddir");
+    RC(cairn_closedir(fs, dd), 0, "closedir");
+    dd = cairn_opendir(fs, "/dir");
+    CHECK(dd >= 0, "%s: opendir /dir", M);
+    n = 0;
+    while (cairn_readdir(fs, dd, &info) == 1)
+        if (strcmp(info.name, ".") && strcmp(info.name, ".."))
+            n++;
+    RC(n, 0, "empty subdir");
+    RC(cairn_closedir(fs, dd), 0, "closedir");
+    done(&t, "dirs");
+}
+
+static void s_mfile(void)
+{
+    struct tfs t;
+    cairn *fs;
+    int fds[8], i, dd, fd;
+    char path[16];
+    fresh(&t);
+    fs = t.fs;
+    for (i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "/m%d", i);
+        fds[i] = cairn_open(fs, path, CAIRN_O_RDWR | CAIRN_O_CREAT);
+        CHECK(fds[i] >= 0, "%s: open %d of 4: %d %s", M, i, fds[i], t_errname(fds[i]));
+    }
+    RC(cairn_open(fs, "/m4", CAIRN_O_RDWR | CAIRN_O_CREAT), CAIRN_ERR_MFILE,
+       "fifth open (max_open 4)");
+    RC(cairn_open(fs, "/m0", CAIRN_O_RDONLY), CAIRN_ERR_MFILE, "fifth open, same file");
+    RC(cairn_opendir(fs, "/"), CAIRN_ERR_MFILE, "opendir with 4 files open");
+    RC(cairn_close(fs, fds[3]), 0, "close");
+    dd = cairn_opendir(fs, "/");
+    CHECK(dd >= 0, "%s: opendir after a close", M);
+    RC(cairn_open(fs, "/m4", CAIRN_O_RDWR | CAIRN_O_CREAT), CAIRN_ERR_MFILE,
+       "open with 3 files and a dir open");
+    RC(cairn_closedir(fs, dd), 0, "closedir");
+    fd = cairn_open(fs, "/m4", CAIRN_O_RDWR | CAIRN_O_CREAT);
+    CHECK(fd >= 0, "%s: open after closedir", M);
+    cairn_close(fs, fd);
+    for (i = 0; i < 3; i++)
+        RC(cairn_close(fs, fds[i]), 0, "close");
+    /* a larger max_open */
+    RC(t_fs_unmount(&t), 0, "unmount");
+    t.cfg.max_open = 6;
+    RC(t_fs_mount(&t), 0, "mount with max_open 6");
+    fs = t.fs;
+    for (i = 0; i < 6; i++) {
+        snprintf(path, sizeof path, "/m%d", i);
+        fds[i] = cairn_open(fs, path, CAIRN_O_RDWR | CAIRN_O_CREAT);
+        CHECK(fds[i] >= 0, "%s: open %d of 6: %d %s", M, i, fds[i], t_errname(fds[i]));
+    }
+    RC(cairn_open(fs, "/m6", CAIRN_O_RDWR | CAIRN_O_CREAT), CAIRN_ERR_MFILE,
+       "seventh open (max_open 6)");
+    for (i = 0; i < 6; i++)
+        RC(cairn_close(fs, fds[i]), 0, "close");
+    done(&t, "mfile");
+}
+
+static void s_attrs(void)
+{
+    struct tfs t;
+    cairn *fs;
+    uint8_t v[CAIRN_ATTR_MAX + 8], buf[CAIRN_ATTR_MAX + 8];
+    int i, bad = 0;
+    fresh(&t);
+    fs = t.fs;
+    t_pattern(v, sizeof v, 41);
+    RC(t_write_file(fs, "/at", "x", 1), 0, "create");
+    RC(cairn_mkdir(fs, "/atdir"), 0, "mkdir");
+    RC(cairn_getattr(fs, "/at", 1, buf, sizeof buf), CAIRN_ERR_NOATTR, "getattr unset");
+    RC(cairn_setattr(fs, "/at", 1, "abc", 3), 0, "setattr 3 bytes");
+    memset(buf, 0, sizeof buf);
+    RC(cairn_getattr(fs, "/at", 1, buf, sizeof buf), 3, "getattr");
+    CHECK(memcmp(buf, "abc", 3) == 0, "%s: attr value", M);
+    RC(cairn_setattr(fs, "/at", 1, v, CAIRN_ATTR_MAX), 0, "setattr CAIRN_ATTR_MAX bytes");
+    RC(cairn_getattr(fs, "/at", 1, buf, sizeof buf), CAIRN_ATTR_MAX, "getattr max");
+    CHECK(memcmp(buf, v, CAIRN_ATTR_MAX) == 0, "%s: max attr value", M);
+    RC(cairn_setattr(fs, "/at", 1, v, CAIRN_ATTR_MAX + 1), CAIRN_ERR_INVAL,
+       "setattr CAIRN_ATTR_MAX + 1 bytes");
+    RC(cairn_getattr(fs, "/at", 1, buf, sizeof buf), CAIRN_ATTR_MAX,
+       "a failed setattr leaves the value");
+    memset(buf, 0xEE, sizeof buf);
+    RC(cairn_getattr(fs, "/at", 1, buf, 10), CAIRN_ATTR_MAX, "getattr into 10 bytes");
+    CHECK(memcmp(buf, v, 10) == 0 && buf[10] == 0xEE, "%s: getattr copies at most size", M);
+    RC(cairn_setattr(fs, "/at", 0, "zero", 4), 0, "setattr type 0");
+    RC(cairn_setattr(fs, "/at", 255, "", 0), 0, "setattr type 255, empty");
+    RC(cairn_getattr(fs, "/at", 255, buf, sizeof buf), 0, "empty attr");
+    RC(cairn_getattr(fs, "/at", 0, buf, sizeof buf), 4, "type 0");
+    RC(cairn_getattr(fs, "/at", 2, buf, sizeof buf), CAIRN_ERR_NOATTR, "type 2 unset");
+    RC(cairn_setattr(fs, "/atdir", 7, "dir", 3), 0, "setattr on a dir");
+    RC(cairn_getattr(fs, "/atdir", 7, buf, sizeof buf), 3, "getattr on a dir");
+    RC(cairn_getattr(fs, "/missing", 1, buf, sizeof buf), CAIRN_ERR_NOENT, "getattr missing");
+    RC(cairn_setattr(fs, "/missing", 1, "a", 1), CAIRN_ERR_NOENT, "setattr missing");
+    RC(cairn_removeattr(fs, "/missing", 1), CAIRN_ERR_NOENT, "removeattr missing");
+    for (i = 10; i < 60; i++)
+        bad += cairn_setattr(fs, "/at", (uint8_t)i, v + (i % 8), (uint32_t)(i % 40)) != 0;
+    CHECK(bad == 0, "%s: 50 attributes", M);
+    remount(&t, "attrs");
+    fs = t.fs;
+    RC(cairn_getattr(fs, "/at", 1, buf, sizeof buf), CAIRN_ATTR_MAX, "after remount");
+    CHECK(memcmp(buf, v, CAIRN_ATTR_MAX) == 0, "%s: attr value after remount", M);
+    for (bad = 0, i = 10; i < 60; i++)
+        bad += cairn_getattr(fs, "/at", (uint8_t)i, buf, sizeof buf) != i % 40 ||
+               memcmp(buf, v + (i % 8), (size_t)(i % 40)) != 0;
+    CHECK(bad == 0, "%s: 50 attributes after remount (%d wrong)", M, bad);
+    RC(cairn_removeattr(fs, "/at", 1), 0, "removeattr");
+    RC(cairn_getattr(fs, "/at", 1, buf, sizeof buf), CAIRN_ERR_NOATTR, "removed attr");
+    RC(cairn_removeattr(fs, "/at", 1), CAIRN_ERR_NOATTR, "removeattr again");
+    RC(cairn_getattr(fs, "/at", 0, buf, sizeof buf), 4, "other attr kept");
+    t_check_file(fs, "/at", "x", 1, M);
+    RC(cairn_remove(fs, "/at"), 0, "remove the file");
+    RC(t_write_file(fs, "/at", "y", 1), 0, "re-create");
+    RC(cairn_getattr(fs, "/at", 0, buf, sizeof buf), CAIRN_ERR_NOATTR,
+       "a new file has no attrs of the old one");
+    remount(&t, "attrs");
+    RC(cairn_getattr(t.fs, "/at", 1, buf, sizeof buf), CAIRN_ERR_NOATTR, "after remount");
+    RC(cairn_getattr(t.fs, "/atdir", 7, buf, sizeof buf), 3, "dir attr after remount");
+    done(&t, "attrs");
+}
+
+static void s_two_handles(void)
+{
+    struct tfs t;
+    cairn *fs;
+    int h1, h2;
+    char buf[64];
+    int32_t big = 3 * PG;
+    uint8_t *data = pat(big, 51), *rd = (uint8_t *)malloc((size_t)big + 10);
+    fresh(&t);
+    fs = t.fs;
+    h1 = cairn_open(fs, "/two", CAIRN_O_RDWR | CAIRN_O_CREAT);
+    h2 = cairn_open(fs, "/two", CAIRN_O_RDWR);
+    CHECK(h1 >= 0 && h2 >= 0 && h1 != h2, "%s: two handles %d %d", M, h1, h2);
+    RC(cairn_write(fs, h1, "hello", 5), 5, "write h1");
+    RC(cairn_size(fs, h2), 5, "h2 sees the size before sync");
+    memset(buf, 0, sizeof buf);
+    RC(cairn_read(fs, h2, buf, 10), 5, "h2 reads before sync");
+    CHECK(memcmp(buf, "hello", 5) == 0, "%s: h2 sees h1's bytes", M);
+    RC(cairn_seek(fs, h2, 2, CAIRN_SEEK_SET), 2, "seek h2");
+    RC(cairn_write(fs, h2, "XY", 2), 2, "write h2");
+    RC(cairn_seek(fs, h1, 0, CAIRN_SEEK_SET), 0, "seek h1");
+    RC(cairn_read(fs, h1, buf, 10), 5, "h1 reads");
+    CHECK(memcmp(buf, "heXYo", 5) == 0, "%s: h1 sees h2's bytes", M);
+    RC(cairn_file_sync(fs, h1), 0, "sync h1");
+    RC(cairn_seek(fs, h2, 0, CAIRN_SEEK_SET), 0, "seek h2");
+    RC(cairn_read(fs, h2, buf, 10), 5, "h2 after sync");
+    CHECK(memcmp(buf, "heXYo", 5) == 0, "%s: h2 after sync", M);
+    RC(cairn_seek(fs, h1, 0, CAIRN_SEEK_END), 5, "seek end h1");
+    RC(cairn_write(fs, h1, data, big), big, "big write h1");
+    RC(cairn_size(fs, h2), 5 + big, "h2 size after big write");
+    RC(cairn_seek(fs, h2, 5, CAIRN_SEEK_SET), 5, "seek h2");
+    RC(cairn_read(fs, h2, rd, big + 10), big, "h2 reads the big write");
+    CHECK(memcmp(rd, data, (size_t)big) == 0, "%s: h2 data", M);
+    RC(cairn_file_sync(fs, h2), 0, "sync h2");
+    RC(cairn_truncate(fs, h2, 3), 0, "truncate via h2");
+    RC(cairn_size(fs, h1), 3, "h1 sees the truncate");
+    RC(cairn_seek(fs, h1, 0, CAIRN_SEEK_SET), 0, "seek");
+    RC(cairn_read(fs, h1, buf, 10), 3, "h1 reads after truncate");
+    RC(cairn_close(fs, h2), 0, "close h2");
+    RC(cairn_write(fs, h1, "END", 3), 3, "write h1 after h2 closed");
+    RC(cairn_close(fs, h1), 0, "close h1");
+    remount(&t, "two-handles");
+    t_check_file(t.fs, "/two", "heXEND", 6, M);
+    free(data);
+    free(rd);
+    done(&t, "two-handles");
+}
+
+static void s_persist(void)
+{
+    struct tfs t;
+    char path[32];
+    uint8_t *d[6];
+    int32_t sz[6] = {1, 100, 0, 0, 0, 0};
+    int i;
+    fresh(&t);
+    sz[2] = PG;
+    sz[3] = PG + 1;
+    sz[4] = 5 * PG - 1;
+    sz[5] = 40000;
+    RC(cairn_mkdir(t.fs, "/p"), 0, "mkdir");
+    for (i = 0; i < 6; i++) {
+        d[i] = pat(sz[i], 60 + (uint64_t)i);
+        snprintf(path, sizeof path, "/p/f%d", i);
+        RC(t_write_file(t.fs, path, d[i], sz[i]), 0, "write");
+    }
+    for (i = 0; i < 3; i++) {
+        int k;
+        remount(&t, "persist");
+        for (k = 0; k < 6; k++) {
+            snprintf(path, sizeof path, "/p/f%d", k);
+            t_check_file(t.fs, path, d[k], sz[k], M);
+        }
+    }
+    for (i = 0; i < 6; i++)
+        free(d[i]);
+    done(&t, "persist");
+}
+
+static void s_fs_stat(void)
+{
+    struct tfs t;
+    struct cairn_fsinfo a, b, c;
+    const struct cairn_geometry *g;
+    int32_t len;
+    uint8_t *data;
+    uint32_t bpl;
+    fresh(&t);
+    g = csim_geometry(t.sim);
+    bpl = g->blocks_per_lblock ? g->blocks_per_lblock : 1;
+    RC(cairn_fs_stat(t.fs, &a), 0, "fs_stat");
+    CHECK(a.total_bytes > 0 && a.free_bytes <= a.total_bytes &&
+              a.used_bytes <= a.total_bytes,
+          "%s: fs_stat total %llu free %llu used %llu", M, (unsigned long long)a.total_bytes,
+          (unsigned long long)a.free_bytes, (unsigned long long)a.used_bytes);
+    CHECK(a.total_bytes <= (uint64_t)g->page_size * g->pages_per_block * g->block_count,
+          "%s: total %llu not above the device size", M, (unsigned long long)a.total_bytes);
+    RC(a.page_size, g->page_size, "fs_stat page_size");
+    RC(a.block_size, g->page_size * g->pages_per_block * bpl, "fs_stat block_size");
+    RC(a.name_max, CAIRN_NAME_MAX, "fs_stat name_max");
+    len = (int32_t)(a.total_bytes / 8);
+    data = pat(len, 70);
+    RC(t_write_file(t.fs, "/big", data, len), 0, "write 1/8 of the volume");
+    RC(cairn_fs_stat(t.fs, &b), 0, "fs_stat");
+    CHECK(b.free_bytes + (uint64_t)len / 2 <= a.free_bytes,
+          "%s: free decreases when writing %ld bytes: %llu -> %llu", M, (long)len,
+          (unsigned long long)a.free_bytes, (unsigned long long)b.free_bytes);
+    CHECK(b.used_bytes >= a.used_bytes + (uint64_t)len / 2, "%s: used grows: %llu -> %llu",
+          M, (unsigned long long)a.used_bytes, (unsigned long long)b.used_bytes);
+    RC(cairn_remove(t.fs, "/big"), 0, "remove");
+    RC(cairn_sync(t.fs), 0, "sync");
+    RC(cairn_fs_stat(t.fs, &c), 0, "fs_stat");
+    CHECK(c.free_bytes >= b.free_bytes + (uint64_t)len / 2,
+          "%s: free grows after remove + sync: %llu -> %llu", M,
+          (unsigned long long)b.free_bytes, (unsigned long long)c.free_bytes);
+    printf("  %s fs_stat: total %llu, free %llu -> %llu (wrote %ld) -> %llu (removed)\n", M,
+           (unsigned long long)a.total_bytes, (unsigned long long)a.free_bytes,
+           (unsigned long long)b.free_bytes, (long)len, (unsigned long long)c.free_bytes);
+    free(data);
+    done(&t, "fs-stat");
+}
+
+static void s_nospc(void)
+{
+    struct tfs t;
+    cairn *fs;
+    struct cairn_fsinfo a, b;
+    const int32_t chunk = 4096;
+    uint8_t *buf = (uint8_t *)malloc((size_t)chunk), *keep = pat(1000, 80);
+    int64_t written = 0, limit;
+    int32_t r = 0;
+    int fd, rc, i, nfiles = 0;
+    char path[32];
+    fresh(&t);
+    fs = t.fs;
+    RC(t_write_file(fs, "/keep", keep, 1000), 0, "write /keep");
+    RC(cairn_fs_stat(fs, &a), 0, "fs_stat");
+    limit = (int64_t)a.total_bytes * 2 + 10 * chunk;
+    fd = cairn_open(fs, "/fill", CAIRN_O_WRONLY | CAIRN_O_CREAT);
+    CHECK(fd >= 0, "%s: open /fill", M);
+    while (written < limit) {
+        t_pattern(buf, (size_t)chunk, (uint64_t)(written / chunk) + 1000);
+        r = cairn_write(fs, fd, buf, chunk);
+        if (r != chunk)
+            break;
+        written += chunk;
+    }
+    if (r > 0 && r < chunk) { /* a short write, then NOSPC */
+        written += r;
+        r = cairn_write(fs, fd, buf, chunk);
+    }
+    RC(r, CAIRN_ERR_NOSPC, "writing until the volume is full");
+    printf("  %s nospc: %lld bytes written of %llu total before NOSPC\n", M,
+           (long long)written, (unsigned long long)a.total_bytes);
+    rc = cairn_file_sync(fs, fd);
+    CHECK(rc == 0 || rc == CAIRN_ERR_NOSPC, "%s: file_sync on a full volume: %d %s", M, rc,
+          t_errname(rc));
+    rc = cairn_close(fs, fd);
+    CHECK(rc == 0 || rc == CAIRN_ERR_NOSPC, "%s: close on a full volume: %d %s", M, rc,
+          t_errname(rc));
+    rc = t_fs_check(&t, "nospc full");
+    CHECK(rc == 0, "%s: cairn_check on the full volume: %d", M, rc);
+    t_check_file(fs, "/keep", keep, 1000, M);
+    {
+        uint8_t *got;
+        int32_t n, k, ok = 1;
+        rc = t_read_file(fs, "/fill", &got, &n);
+        RC(rc, 0, "read /fill");
+        if (rc == 0) {
+            CHECK(n <= written + chunk && n >= written - 2 * PG - chunk,
+                  "%s: /fill size %ld after writing %lld", M, (long)n, (long long)written);
+            for (k = 0; k + chunk <= n && ok; k += chunk) {
+                t_pattern(buf, (size_t)chunk, (uint64_t)(k / chunk) + 1000);
+                ok = memcmp(got + k, buf, (size_t)chunk) == 0;
+            }
+            CHECK(ok, "%s: /fill content intact up to %ld", M, (long)k);
+            free(got);
+        }
+    }
+    rc = cairn_mkdir(fs, "/newdir");
+    CHECK(rc == 0 || rc == CAIRN_ERR_NOSPC, "%s: mkdir on a full volume: %d %s", M, rc,
+          t_errname(rc));
+    RC(cairn_remove(fs, "/fill"), 0, "remove on a full volume");
+    RC(cairn_sync(fs), 0, "sync after remove");
+    RC(cairn_fs_stat(fs, &b), 0, "fs_stat");
+    CHECK(b.free_bytes >= (uint64_t)written / 2, "%s: free after remove: %llu", M,
+          (unsigned long long)b.free_bytes);
+    {
+        int32_t n = (int32_t)(a.total_bytes / 4);
+        uint8_t *d = pat(n, 81);
+        RC(t_write_file(fs, "/again", d, n), 0, "write 1/4 of the volume after remove");
+        remount(&t, "nospc");
+        fs = t.fs;
+        t_check_file(fs, "/again", d, n, M);
+        t_check_file(fs, "/keep", keep, 1000, M);
+        RC(cairn_remove(fs, "/again"), 0, "remove");
+        free(d);
+    }
+    /* many small files until NOSPC, then remove them all */
+    RC(cairn_mkdir(fs, "/s"), 0, "mkdir");
+    for (i = 0; i < 100000; i++) {
+        snprintf(path, sizeof path, "/s/%05d", i);
+        t_pattern(buf, 1024, (uint64_t)i);
+        rc = t_write_file(fs, path, buf, 1024);
+        if (rc != 0)
+            break;
+        nfiles++;
+    }
+    RC(rc, CAIRN_ERR_NOSPC, "small files until full");
+    printf("  %s nospc: %d files of 1 KiB before NOSPC\n", M, nfiles);
+    rc = t_fs_check(&t, "nospc small");
+    CHECK(rc == 0, "%s: cairn_check with small files full: %d", M, rc);
+    remount(&t, "nospc");
+    fs = t.fs;
+    for (rc = 0, i = 0; i <= nfiles && i < 100000; i++) {
+        int e;
+        snprintf(path, sizeof path, "/s/%05d", i);
+        e = cairn_remove(fs, path);
+        if (e != 0 && !(i == nfiles && e == CAIRN_ERR_NOENT)) {
+            if (!rc)
+                printf("  %s: remove %s: %s\n", M, path, t_errname(e));
+            rc++;
+        }
+    }
+    CHECK(rc == 0, "%s: removing all small files on a full volume: %d failed", M, rc);
+    RC(cairn_remove(fs, "/s"), 0, "remove dir");
+    t_check_file(fs, "/keep", keep, 1000, M);
+    remount(&t, "nospc");
+    free(buf);
+    free(keep);
+    done(&t, "nospc");
+}
+
+static void s_check(void)
+{
+    struct tfs t;
+    struct cairn_check_report rep;
+    int rc;
+    fresh(&t);
+    memset(&rep, 0, sizeof rep);
+    RC(cairn_check(t.fs, &rep, NULL, NULL), 0, "check on an empty volume");
+    RC(rep.errors, 0, "errors");
+    RC(cairn_mkdir(t.fs, "/a"), 0, "mkdir");
+    RC(cairn_mkdir(t.fs, "/a/b"), 0, "mkdir");
+    RC(t_write_file(t.fs, "/a/f", "123", 3), 0, "create");
+    RC(t_write_file(t.fs, "/g", "456", 3), 0, "create");
+    memset(&rep, 0, sizeof rep);
+    rc = cairn_check(t.fs, &rep, NULL, NULL);
+    RC(rc, 0, "check");
+    CHECK(rep.errors == 0 && rep.files == 2 && rep.dirs >= 2 && rep.dirs <= 3,
+          "%s: check report: errors %u files %u dirs %u", M, (unsigned)rep.errors,
+          (unsigned)rep.files, (unsigned)rep.dirs);
+    done(&t, "check");
+}
+
+static void s_io(void)
+{
+    struct tfs t;
+    struct csim_counters c;
+    uint8_t *data = pat(4 * PG, 90);
+    int fd, rc;
+    /* own memory: the mount is abandoned after the cut */
+    t_fs_init(&t, t_sim_new(MED, 7), 1);
+    t_fs_format_mount(&t);
+    fd = cairn_open(t.fs, "/io", CAIRN_O_WRONLY | CAIRN_O_CREAT);
+    RC(cairn_write(t.fs, fd, data, 4 * PG), 4 * PG, "write");
+    csim_counters(t.sim, &c);
+    csim_cut_at(t.sim, c.mutating_ops, CSIM_TEAR_NONE);
+    rc = cairn_file_sync(t.fs, fd);
+    RC(rc, CAIRN_ERR_IO, "file_sync with the power off");
+    rc = cairn_write(t.fs, fd, data, 4 * PG);
+    CHECK(rc == CAIRN_ERR_IO || rc == 4 * PG, "%s: write with the power off: %d", M, rc);
+    rc = cairn_unmount(t.fs);
+    CHECK(rc == 0 || t_is_err(rc), "%s: unmount with the power off: %d", M, rc);
+    t_fs_abandon(&t);
+    csim_power_on(t.sim);
+    RC(t_fs_mount(&t), 0, "mount after the power came back");
+    free(data);
+    done(&t, "io");
+}
+
+static void s_fbig(void)
+{
+    struct tfs t;
+    int fd, rc;
+    fresh(&t);
+    fd = cairn_open(t.fs, "/fbig", CAIRN_O_RDWR | CAIRN_O_CREAT);
+    RC(cairn_seek(t.fs, fd, INT32_MAX - 4, CAIRN_SEEK_SET), INT32_MAX - 4,
+       "seek near 2 GiB");
+    RC(cairn_write(t.fs, fd, "12345678", 8), CAIRN_ERR_FBIG, "write past 2 GiB - 1");
+    RC(cairn_size(t.fs, fd), 0, "size unchanged");
+    rc = cairn_seek(t.fs, fd, 10, CAIRN_SEEK_CUR);
+    CHECK(t_is_err(rc), "%s: seek beyond INT32_MAX fails: %d", M, rc);
+    RC(cairn_close(t.fs, fd), 0, "close");
+    done(&t, "fbig");
+}
+
+static void s_config(void)
+{
+    struct tfs t;
+    struct cairn_config cfg;
+    struct csim_counters c;
+    uint32_t need;
+    cairn *fs;
+    int rc;
+    fresh(&t);
+    fs = t.fs;
+    CHECK(cairn_context_size() > 0 && cairn_context_size() <= CAIRN_CONTEXT_SIZE,
+          "%s: context size %lu <= CAIRN_CONTEXT_SIZE", M, (unsigned long)cairn_context_size());
+    need = cairn_mem_size(&t.cfg);
+    CHECK(need > 0, "%s: mem_size of the default config", M);
+    printf("  %s: context %lu bytes, memory %lu bytes (default config)\n", M,
+           (unsigned long)cairn_context_size(), (unsigned long)need);
+    cfg = t.cfg;
+    cfg.cache_nodes = 5;
+    RC(cairn_mem_size(&cfg), 0, "mem_size with cache_nodes 5");
+    RC(cairn_format(&cfg), CAIRN_ERR_INVAL, "format with cache_nodes 5");
+    cfg = t.cfg;
+    cfg.node_size = (uint32_t)PG + 1;
+    RC(cairn_mem_size(&cfg), 0, "mem_size with node_size not a page multiple");
+    cfg = t.cfg;
+    cfg.dev = NULL;
+    RC(cairn_format(&cfg), CAIRN_ERR_INVAL, "format without a device");
+    RC(t_write_file(fs, "/ro", "read-only", 9), 0, "write");
+    RC(t_fs_unmount(&t), 0, "unmount");
+    cfg = t.cfg;
+    cfg.cache_nodes = 5;
+    RC(cairn_mount(fs, &cfg), CAIRN_ERR_INVAL, "mount with cache_nodes 5");
+    cfg = t.cfg;
+    cfg.mem = malloc(need);
+    cfg.mem_size = need - 8;
+    RC(cairn_mount(fs, &cfg), CAIRN_ERR_INVAL, "mount with too little memory");
+    cfg.mem_size = need;
+    RC(cairn_mount(fs, &cfg), 0, "mount with caller memory");
+    t_check_file(fs, "/ro", "read-only", 9, M);
+    RC(cairn_unmount(fs), 0, "unmount");
+    free(cfg.mem);
+
+    /* read-only mount */
+    csim_reset_counters(t.sim);
+    t.cfg.read_only = 1;
+    RC(t_fs_mount(&t), 0, "read-only mount");
+    t_check_file(fs, "/ro", "read-only", 9, M);
+    RC(cairn_open(fs, "/ro", CAIRN_O_WRONLY), CAIRN_ERR_ROFS, "open WRONLY read-only");
+    RC(cairn_open(fs, "/new", CAIRN_O_RDWR | CAIRN_O_CREAT), CAIRN_ERR_ROFS,
+       "create read-only");
+    RC(cairn_mkdir(fs, "/d"), CAIRN_ERR_ROFS, "mkdir read-only");
+    RC(cairn_remove(fs, "/ro"), CAIRN_ERR_ROFS, "remove read-only");
+    RC(cairn_rename(fs, "/ro", "/r2"), CAIRN_ERR_ROFS, "rename read-only");
+    RC(cairn_setattr(fs, "/ro", 1, "a", 1), CAIRN_ERR_ROFS, "setattr read-only");
+    RC(cairn_removeattr(fs, "/ro", 1), CAIRN_ERR_ROFS, "removeattr read-only");
+    RC(cairn_sync(fs), 0, "sync read-only");
+    rc = t_fs_check(&t, "read-only");
+    RC(rc, 0, "check read-only");
+    RC(t_fs_unmount(&t), 0, "unmount read-only");
+    csim_counters(t.sim, &c);
+    CHECK(c.prog_calls == 0 && c.erases == 0,
+          "%s: a read-only mount programmed %llu times, erased %llu times", M,
+          (unsigned long long)c.prog_calls, (unsigned long long)c.erases);
+    t.cfg.read_only = 0;
+    RC(t_fs_mount(&t), 0, "mount");
+    t_check_file(fs, "/ro", "read-only", 9, M);
+    t_fs_free(&t);
+
+    /* an unformatted device */
+    t_fs_init(&t, t_sim_new(MED, 8), 0);
+    rc = t_fs_mount(&t);
+    CHECK(rc < 0 && t_is_err(rc), "%s: mount of a blank device fails: %d", M, rc);
+    printf("  %s: mount of a blank device returns %s\n", M, t_errname(rc));
+    t_fs_abandon(&t);
+    /* random garbage */
+    {
+        const struct cairn_geometry *g = csim_geometry(t.sim);
+        uint32_t p, np = g->pages_per_block * g->block_count;
+        uint8_t *page = (uint8_t *)malloc(g->page_size), *spare = NULL;
+        uint64_t s = 5;
+        if (g->spare_size)
+            spare = (uint8_t *)malloc(g->spare_size);
+        for (p = 0; p < np; p += 1 + t_randn(&s, 3)) {
+            t_pattern(page, g->page_size, t_rand(&s));
+            if (spare)
+                t_pattern(spare, g->spare_size, t_rand(&s));
+            csim_poke(t.sim, p, page, spare);
+        }
+        rc = t_fs_mount(&t);
+        CHECK(rc < 0 && t_is_err(rc), "%s: mount of random data fails: %d", M, rc);
+        t_fs_abandon(&t);
+        free(page);
+        free(spare);
+    }
+    t_fs_free(&t);
+    printf("  %s config: done\n", M);
+}
+
+static void s_errstr(void)
+{
+    static const char *const names[] = {
+        "CAIRN_OK", "CAIRN_ERR_IO", "CAIRN_ERR_CORRUPT", "CAIRN_ERR_NOENT",
+        "CAIRN_ERR_EXIST", "CAIRN_ERR_NOTDIR", "CAIRN_ERR_ISDIR", "CAIRN_ERR_NOTEMPTY",
+        "CAIRN_ERR_NAMETOOLONG", "CAIRN_ERR_BADF", "CAIRN_ERR_NOSPC", "CAIRN_ERR_INVAL",
+        "CAIRN_ERR_ROFS", "CAIRN_ERR_MFILE", "CAIRN_ERR_NOATTR", "CAIRN_ERR_FBIG"};
+    int e;
+    for (e = 0; e >= CAIRN_ERR_FBIG; e--) {
+        const char *n = cairn_errname(e), *s = cairn_strerror(e);
+        CHECK(n != NULL && s != NULL && s[0] != 0, "errname/strerror(%d) non-NULL", e);
+        if (n && e != 0)
+            CHECK(strcmp(n, names[-e]) == 0, "errname(%d) = %s, expected %s", e, n,
+                  names[-e]);
+    }
+    CHECK(cairn_errname(-99) != NULL && cairn_strerror(-99) != NULL,
+          "errname/strerror of an unknown code are non-NULL");
+    printf("  errname/strerror: done\n");
+}
+
+static void run_medium(int med)
+{
+    csim *probe = t_sim_new(med, 1);
+    MED = med;
+    M = t_medium_name[med];
+    PG = (int32_t)csim_geometry(probe)->page_size;
+    csim_free(probe);
+    printf("%s (page %ld):\n", M, (long)PG);
+    s_open_flags();
+    s_rw_seek();
+    s_truncate();
+    s_badf();
+    s_stat_id();
+    s_remove();
+    s_rename();
+    s_mkdir_paths();
+    s_names();
+    s_deep();
+    s_many();
+    s_dirs();
+    s_mfile();
+    s_attrs();
+    s_two_handles();
+    s_persist();
+    s_fs_stat();
+    s_check();
+    s_io();
+    s_fbig();
+    s_config();
+    s_nospc();
+}
+
+int main(int argc, char **argv)
+{
+    int i, med, any = 0;
+    t_begin("test_api");
+    s_errstr();
+    for (med = 0; med < T_NMEDIA; med++) {
+        int want = argc < 2;
+        for (i = 1; i < argc; i++)
+            want |= strcmp(argv[i], t_medium_name[med]) == 0;
+        if (want) {
+            run_medium(med);
+            any = 1;
+        }
+    }
+    if (!any)
+        printf("usage: test_api [nor|nand|block ...]\n");
+    return t_summary("test_api");
+}

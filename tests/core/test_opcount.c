@@ -1,0 +1,291 @@
+/*
+ * test_opcount: deterministic operation-count bounds.
+ *  (a) mount reads do not grow with the number of files: a clean mount with
+ *      10, 1,000 and 10,000 files (nand-jffs2, 512 blocks), and a mount after
+ *      a power cut during a synced write at 10 and 10,000 files;
+ *  (b) a sequential read of a 1 MiB file in 2 KiB reads after a remount
+ *      (nand-jffs2, 256 blocks) costs at most 1.01 device reads per data page
+ *      plus the reads of a mount;
+ *  (c) 1,000,000 writes of 4 bytes then close (nor-w25q128, 16 MiB, 16 erase
+ *      blocks per logical block) program at most 1.10 x 4,000,000 bytes;
+ *  (d) 1,000 appends of 32 bytes, each followed by cairn_file_sync, program at
+ *      most 3 x 32,000 bytes and erase nothing (same NOR volume, fresh).
+ * Every figure is printed. CAIRN_TEST_SCALE does not change the sizes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tsupport.h"
+
+static uint64_t reads_of(csim *sim)
+{
+    struct csim_counters c;
+    csim_counters(sim, &c);
+    return c.read_calls;
+}
+
+static int flat(uint64_t a, uint64_t b)
+{
+    uint64_t d = a > b ? a - b : b - a;
+    return d <= 4 || (double)b <= (double)a * 1.2 + 4.0;
+}
+
+/* Creates files [from, to) as /dNN/fNNNNN with 16 bytes each. */
+static int create_files(cairn *fs, int from, int to)
+{
+    char path[64];
+    uint8_t data[16];
+    int i, rc;
+    for (i = from; i < to; i++) {
+        if (i % 100 == 0) {
+            snprintf(path, sizeof path, "/d%03d", i / 100);
+            rc = cairn_mkdir(fs, path);
+            if (rc != 0 && rc != CAIRN_ERR_EXIST)
+                return rc;
+        }
+        snprintf(path, sizeof path, "/d%03d/f%05d", i / 100, i);
+        t_pattern(data, sizeof data, (uint64_t)i);
+        rc = t_write_file(fs, path, data, sizeof data);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Clean mount reads with the volume unmounted; leaves it mounted. */
+static uint64_t clean_mount_reads(struct tfs *t, int files)
+{
+    uint64_t r;
+    int rc;
+    struct cairn_info info;
+    char path[64];
+    rc = t_fs_unmount(t);
+    CHECK(rc == 0, "unmount at %d files: %d %s", files, rc, t_errname(rc));
+    csim_reset_counters(t->sim);
+    rc = t_fs_mount(t);
+    r = reads_of(t->sim);
+    CHECK(rc == 0, "mount at %d files: %d %s", files, rc, t_errname(rc));
+    csim_reset_counters(t->sim);
+    snprintf(path, sizeof path, "/d%03d/f%05d", (files - 1) / 100, files - 1);
+    rc = cairn_stat(t->fs, path, &info);
+    CHECK(rc == 0 && info.size == 16, "stat %s: %d", path, rc);
+    printf("  %5d files: clean mount %llu read calls; a cold stat %llu read calls\n", files,
+           (unsigned long long)r, (unsigned long long)reads_of(t->sim));
+    return r;
+}
+
+/* Mount reads after a power cut during synced appends; leaves it mounted. */
+static uint64_t cut_mount_reads(struct tfs *t, int files)
+{
+    struct csim_counters c;
+    uint8_t buf[2048];
+    uint64_t r;
+    int fd, i, rc;
+    t_pattern(buf, sizeof buf, 77);
+    fd = cairn_open(t->fs, "/log", CAIRN_O_WRONLY | CAIRN_O_CREAT | CAIRN_O_APPEND);
+    CHECK(fd >= 0, "open /log: %d", fd);
+    for (i = 0; i < 4; i++) {
+        cairn_write(t->fs, fd, buf, 1000);
+        cairn_file_sync(t->fs, fd);
+    }
+    csim_counters(t->sim, &c);
+    csim_cut_at(t->sim, c.mutating_ops + 5, CSIM_TEAR_PREFIX);
+    for (i = 0; i < 1000 && csim_powered(t->sim); i++) {
+        if (cairn_write(t->fs, fd, buf, (int32_t)sizeof buf) < 0)
+            break;
+        if (cairn_file_sync(t->fs, fd) < 0)
+            break;
+    }
+    CHECK(!csim_powered(t->sim), "the power cut at %d files happened", files);
+    cairn_unmount(t->fs);
+    t_fs_abandon(t);
+    csim_power_on(t->sim);
+    csim_reset_counters(t->sim);
+    rc = t_fs_mount(t);
+    r = reads_of(t->sim);
+    CHECK(rc == 0, "mount after a cut at %d files: %d %s", files, rc, t_errname(rc));
+    if (rc == 0) {
+        rc = t_fs_check(t, "cut mount");
+        CHECK(rc == 0, "check after the cut at %d files: %d", files, rc);
+    }
+    printf("  %5d files: mount after a power cut %llu read calls\n", files,
+           (unsigned long long)r);
+    return r;
+}
+
+static void test_mount_reads(void)
+{
+    struct tfs t;
+    uint64_t m10, m1k, m10k, u10, u10k;
+    int rc;
+    printf("(a) mount reads, nand-jffs2, 512 blocks of 128 KiB:\n");
+    t_fs_init(&t, t_sim_model("nand-jffs2", 512, 0, 1), 1);
+    t_fs_format_mount(&t);
+    rc = create_files(t.fs, 0, 10);
+    CHECK(rc == 0, "create 10 files: %d %s", rc, t_errname(rc));
+    m10 = clean_mount_reads(&t, 10);
+    u10 = cut_mount_reads(&t, 10);
+    rc = create_files(t.fs, 10, 1000);
+    CHECK(rc == 0, "create 1,000 files: %d %s", rc, t_errname(rc));
+    m1k = clean_mount_reads(&t, 1000);
+    rc = create_files(t.fs, 1000, 10000);
+    CHECK(rc == 0, "create 10,000 files: %d %s", rc, t_errname(rc));
+    m10k = clean_mount_reads(&t, 10000);
+    u10k = cut_mount_reads(&t, 10000);
+    CHECK(flat(m10, m1k), "clean mount reads flat: %llu at 10 files, %llu at 1,000",
+          (unsigned long long)m10, (unsigned long long)m1k);
+    CHECK(flat(m10, m10k), "clean mount reads flat: %llu at 10 files, %llu at 10,000",
+          (unsigned long long)m10, (unsigned long long)m10k);
+    CHECK(flat(u10, u10k), "mount reads after a cut flat: %llu at 10 files, %llu at 10,000",
+          (unsigned long long)u10, (unsigned long long)u10k);
+    printf("  FIGURE mount reads: clean %llu / %llu / %llu at 10 / 1,000 / 10,000 files; "
+           "after a cut %llu / %llu at 10 / 10,000 files\n",
+           (unsigned long long)m10, (unsigned long long)m1k, (unsigned long long)m10k,
+           (unsigned long long)u10, (unsigned long long)u10k);
+    t_fs_free(&t);
+}
+
+static void test_seq_read(void)
+{
+    struct tfs t;
+    const int32_t size = 1 << 20, chunk = 2048;
+    uint8_t *data = (uint8_t *)malloc((size_t)size), *buf = (uint8_t *)malloc((size_t)chunk);
+    uint64_t mount_reads, rd;
+    int32_t got, total = 0, pages;
+    int fd, rc, same = 1;
+    printf("(b) sequential read of 1 MiB in 2 KiB reads, nand-jffs2, 256 blocks:\n");
+    t_pattern(data, (size_t)size, 5);
+    t_fs_init(&t, t_sim_model("nand-jffs2", 256, 0, 1), 1);
+    t_fs_format_mount(&t);
+    fd = cairn_open(t.fs, "/big", CAIRN_O_WRONLY | CAIRN_O_CREAT);
+    for (got = 0; got < size; got += chunk)
+        if (cairn_write(t.fs, fd, data + got, chunk) != chunk)
+            same = 0;
+    CHECK(same, "writing 1 MiB");
+    rc = cairn_close(t.fs, fd);
+    CHECK(rc == 0, "close: %d", rc);
+    rc = t_fs_unmount(&t);
+    CHECK(rc == 0, "unmount: %d", rc);
+    csim_reset_counters(t.sim);
+    rc = t_fs_mount(&t);
+    mount_reads = reads_of(t.sim);
+    CHECK(rc == 0, "mount: %d", rc);
+    fd = cairn_open(t.fs, "/big", CAIRN_O_RDONLY);
+    CHECK(fd >= 0, "open: %d", fd);
+    csim_reset_counters(t.sim);
+    while ((got = cairn_read(t.fs, fd, buf, chunk)) > 0) {
+        if (memcmp(buf, data + total, (size_t)got) != 0)
+            same = 0;
+        total += got;
+    }
+    rd = reads_of(t.sim);
+    CHECK(got == 0 && total == size && same, "read back 1 MiB: %ld bytes, last %ld, same %d",
+          (long)total, (long)got, same);
+    cairn_close(t.fs, fd);
+    pages = size / (int32_t)csim_geometry(t.sim)->page_size;
+    CHECK((double)rd <= 1.01 * pages + (double)mount_reads,
+          "device reads %llu <= 1.01 x %ld data pages + %llu (a mount's reads)",
+          (unsigned long long)rd, (long)pages, (unsigned long long)mount_reads);
+    printf("  FIGURE sequential read: %llu device read calls for %ld data pages = %.3f "
+           "reads per data page (mount: %llu reads)\n",
+           (unsigned long long)rd, (long)pages, (double)rd / pages,
+           (unsigned long long)mount_reads);
+    t_fs_free(&t);
+    free(data);
+    free(buf);
+}
+
+static void test_small_writes(void)
+{
+    struct tfs t;
+    struct csim_counters c;
+    const long n = 1000000;
+    long i;
+    uint8_t w[4];
+    int fd, rc, bad = 0;
+    printf("(c) 1,000,000 writes of 4 bytes, nor-w25q128 16 MiB, 64 KiB logical blocks:\n");
+    t_fs_init(&t, t_sim_model("nor-w25q128", 0, 16, 1), 1);
+    t_fs_format_mount(&t);
+    fd = cairn_open(t.fs, "/fib", CAIRN_O_WRONLY | CAIRN_O_CREAT);
+    CHECK(fd >= 0, "open: %d", fd);
+    csim_reset_counters(t.sim);
+    for (i = 0; i < n; i++) {
+        w[0] = (uint8_t)i;
+        w[1] = (uint8_t)(i >> 8);
+        w[2] = (uint8_t)(i >> 16);
+        w[3] = (uint8_t)(i * 7);
+        if (cairn_write(t.fs, fd, w, 4) != 4)
+            bad++;
+    }
+    rc = cairn_close(t.fs, fd);
+    csim_counters(t.sim, &c);
+    CHECK(bad == 0 && rc == 0, "1,000,000 writes: %d failed, close %d", bad, rc);
+    CHECK((double)c.prog_bytes <= 1.10 * 4000000.0,
+          "bytes programmed %llu <= 1.10 x 4,000,000", (unsigned long long)c.prog_bytes);
+    printf("  FIGURE 4-byte writes: %llu bytes programmed for 4,000,000 written = %.4f per "
+           "byte; %llu program calls, %llu erases\n",
+           (unsigned long long)c.prog_bytes, (double)c.prog_bytes / 4000000.0,
+           (unsigned long long)c.prog_calls, (unsigned long long)c.erases);
+    if (t_fs_remount(&t, "small writes") == 0) {
+        uint8_t *got;
+        int32_t len;
+        rc = t_read_file(t.fs, "/fib", &got, &len);
+        CHECK(rc == 0 && len == 4 * n, "read back: %d, %ld bytes", rc, (long)len);
+        if (rc == 0) {
+            for (bad = 0, i = 0; i < n && i * 4 + 3 < len; i++)
+                bad += got[4 * i] != (uint8_t)i || got[4 * i + 1] != (uint8_t)(i >> 8) ||
+                       got[4 * i + 2] != (uint8_t)(i >> 16) ||
+                       got[4 * i + 3] != (uint8_t)(i * 7);
+            CHECK(bad == 0, "content of the 4-byte writes: %d records wrong", bad);
+            free(got);
+        }
+    }
+    t_fs_free(&t);
+}
+
+static void test_synced_appends(void)
+{
+    struct tfs t;
+    struct csim_counters c;
+    uint8_t rec[32], *all = (uint8_t *)malloc(32000);
+    int fd, rc, i, bad = 0;
+    printf("(d) 1,000 appends of 32 bytes, each synced, nor-w25q128 16 MiB:\n");
+    t_fs_init(&t, t_sim_model("nor-w25q128", 0, 16, 1), 1);
+    t_fs_format_mount(&t);
+    fd = cairn_open(t.fs, "/log", CAIRN_O_WRONLY | CAIRN_O_CREAT | CAIRN_O_APPEND);
+    CHECK(fd >= 0, "open: %d", fd);
+    csim_reset_counters(t.sim);
+    for (i = 0; i < 1000; i++) {
+        t_pattern(rec, sizeof rec, (uint64_t)i);
+        memcpy(all + 32 * i, rec, 32);
+        if (cairn_write(t.fs, fd, rec, 32) != 32 || cairn_file_sync(t.fs, fd) != 0)
+            bad++;
+    }
+    csim_counters(t.sim, &c);
+    CHECK(bad == 0, "1,000 synced appends: %d failed", bad);
+    CHECK(c.prog_bytes <= 3 * 32000, "bytes programmed %llu <= 3 x 32,000",
+          (unsigned long long)c.prog_bytes);
+    CHECK(c.erases == 0, "no erases during the appends: %llu", (unsigned long long)c.erases);
+    printf("  FIGURE synced 32-byte appends: %llu bytes programmed for 32,000 = %.3f per "
+           "byte; %llu program calls, %llu erases, %.1f modelled ms per record\n",
+           (unsigned long long)c.prog_bytes, (double)c.prog_bytes / 32000.0,
+           (unsigned long long)c.prog_calls, (unsigned long long)c.erases,
+           (double)c.time_ns / 1e6 / 1000.0);
+    rc = cairn_close(t.fs, fd);
+    CHECK(rc == 0, "close: %d", rc);
+    if (t_fs_remount(&t, "synced appends") == 0)
+        t_check_file(t.fs, "/log", all, 32000, "synced appends");
+    t_fs_free(&t);
+    free(all);
+}
+
+int main(void)
+{
+    t_begin("test_opcount");
+    test_mount_reads();
+    test_seq_read();
+    test_small_writes();
+    test_synced_appends();
+    return t_summary("test_opcount");
+}
