@@ -390,8 +390,10 @@ int cn_commit(cairn *fs)
     return cn_ckpt_write(fs, 0);
 }
 
-/* Append a record, apply it, and commit when the journal is long enough. */
-int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
+/* Before a record: make room while failing still changes nothing. Collect
+ * garbage when free segments run low (deletes on a full volume depend on it)
+ * and make sure a flush needed while applying the record has somewhere to go. */
+static int record_room(cairn *fs)
 {
     int err;
     if (fs->read_only)
@@ -399,9 +401,6 @@ int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
     err = cn_begin_write(fs);
     if (err)
         return err;
-    /* Room first, while failing changes nothing: collect garbage when free
-     * segments run low (deletes on a full volume depend on it), and make sure
-     * a flush needed while applying the record has somewhere to go. */
     if (!fs->in_gc && !fs->recovering && cn_free_segs(fs) <= CN_RESERVE_SEGS) {
         if (cn_dead_segs(fs) > 0)
             err = cn_commit(fs);
@@ -412,20 +411,15 @@ int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
     }
     if (!cn_meta_room(fs))
         return CAIRN_ERR_NOSPC;
-    if (cn_cache_evictable(fs) < fs->nslots / 2) {
-        err = cn_cache_flush(fs);
-        if (err)
-            return err;
-    }
-    if (type == CN_R_EXTENT &&
-        cn_log_extend_extent(fs, cn_get32(p), cn_get32(p + 4), cn_get32(p + 8),
-                             cn_get32(p + 12), (int32_t)cn_get32(p + 16)) == 1)
-        err = 0;
-    else
-        err = cn_log_append(fs, type, p, len);
-    if (err)
-        return err;
-    err = cn_apply(fs, type, p, len);
+    if (cn_cache_evictable(fs) < fs->nslots / 2)
+        return cn_cache_flush(fs);
+    return 0;
+}
+
+/* A record is in the journal: apply it, commit when the journal is long. */
+static int record_applied(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
+{
+    int err = cn_apply(fs, type, p, len);
     if (err) {
         fs->broken = 1; /* the journal holds a record the tree does not */
         return err;
@@ -433,6 +427,42 @@ int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
     if (fs->log.since >= fs->cfg.commit_pages)
         return cn_commit(fs);
     return 0;
+}
+
+/* Append a record, apply it, and commit when the journal is long enough. */
+int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
+{
+    int err = record_room(fs);
+    if (err)
+        return err;
+    if (type != CN_R_EXTENT ||
+        cn_log_extend_extent(fs, cn_get32(p), cn_get32(p + 4), cn_get32(p + 8),
+                             cn_get32(p + 12), (int32_t)cn_get32(p + 16)) != 1) {
+        err = cn_log_append(fs, type, p, len);
+        if (err)
+            return err;
+    }
+    return record_applied(fs, type, p, len);
+}
+
+/* Tagged media: a file page as a journal entry of its own. Returns 1 when
+ * that cannot be done now (the caller writes it the ordinary way). */
+int cn_record_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
+                        const uint8_t *data, uint32_t *phys)
+{
+    uint8_t p[20];
+    int err = record_room(fs);
+    if (err)
+        return err;
+    err = cn_log_data_page(fs, id, fpage, size, data, phys);
+    if (err)
+        return err;
+    cn_put32(p, id);
+    cn_put32(p + 4, fpage);
+    cn_put32(p + 8, *phys);
+    cn_put32(p + 12, 1);
+    cn_put32(p + 16, (uint32_t)size);
+    return record_applied(fs, CN_R_EXTENT, p, 20);
 }
 
 /* Free the space of orphaned objects, at most `budget` trim records. */

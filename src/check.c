@@ -102,7 +102,7 @@ static int check_dirent(cairn *fs, struct chk *c, uint64_t k, const uint8_t *v, 
 
 static int check_tag(cairn *fs, struct chk *c, uint32_t id, uint32_t fpage, uint32_t phys)
 {
-    uint8_t tag[24];
+    uint8_t tag[CN_TAG_LEN];
     int err = cn_dev_read(fs, phys, 0, fs->scratch2, fs->page_size);
     if (!err)
         err = fs->dev->read_spare(fs->dev->ctx, phys, tag, sizeof tag) < 0 ? CAIRN_ERR_IO : 0;
@@ -110,10 +110,9 @@ static int check_tag(cairn *fs, struct chk *c, uint32_t id, uint32_t fpage, uint
         problem(c, "data: page unreadable");
         return 0;
     }
-    if (cn_get32(tag + 20) != cn_crc32(0, tag, 20) || cn_get32(tag + 4) != id ||
-        cn_get32(tag + 8) != fpage)
+    if (!cn_tag_ok(tag) || cn_get32(tag + 4) != id || cn_get32(tag + 8) != fpage)
         problem(c, "data: page tag does not match its extent");
-    else if (cn_get32(tag + 16) != cn_crc32(0, fs->scratch2, fs->page_size))
+    else if (cn_get32(tag + 20) != cn_crc32(0, fs->scratch2, fs->page_size))
         problem(c, "data: page content fails its CRC");
     return 0;
 }
@@ -151,9 +150,8 @@ static int check_extent(cairn *fs, struct chk *c, uint64_t k, const uint8_t *v, 
     }
     if (err)
         return err == CAIRN_ERR_CORRUPT ? 0 : err;
-    if (fs->spare_tags && fs->dev->read_spare)
+    if (fs->spare_tags)
         for (i = 0; i < count; i++) {
-            /* NOR-style in-place tails do not exist on NAND: every page has a tag */
             err = check_tag(fs, c, id, fpage + i, phys + i);
             if (err)
                 return err;

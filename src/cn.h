@@ -291,6 +291,22 @@ static inline void cn_inode_pack(uint8_t *v, uint8_t type, uint32_t parent, int3
     cn_put32(v + 12, sub);
 }
 
+/* Spare-area tag of a NAND data page: magic u16 "CT", version u8, kind u8,
+ * id, fpage, seq, size, data crc, tag crc (over the 24 bytes before it).
+ * kind CN_TAG_LOG marks a page written into the journal: the tag is then the
+ * journal record itself (an extent of one page, with seq and the file size). */
+#define CN_TAG_MAGIC 0x5443u
+#define CN_TAG_LEN 28u
+#define CN_TAG_DATA 0u
+#define CN_TAG_LOG 1u
+void cn_make_tag(uint8_t *tag, uint8_t kind, uint32_t id, uint32_t fpage, uint32_t seq,
+                 int32_t size, const uint8_t *data, uint32_t page_size);
+int cn_tag_ok(const uint8_t *tag);
+int cn_log_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
+                     const uint8_t *data, uint32_t *phys);
+int cn_record_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
+                        const uint8_t *data, uint32_t *phys);
+
 /* fs.c */
 int cn_fs_ready(cairn *fs, int write);
 

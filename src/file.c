@@ -9,8 +9,6 @@
  * it, so small synced appends cost about their own size. */
 #include "cn.h"
 
-#define TAG_MAGIC 0x5443u /* "CT" */
-#define TAG_LEN 24u
 
 static uint32_t ps_of(const cairn *fs) { return fs->page_size; }
 
@@ -135,16 +133,24 @@ static uint32_t valid_in_page(const cairn *fs, const struct cn_file *f, uint32_t
     return v > (int64_t)ps_of(fs) ? ps_of(fs) : (uint32_t)v;
 }
 
-static void make_tag(cairn *fs, uint8_t *tag, uint32_t id, uint32_t fpage, const uint8_t *data)
+void cn_make_tag(uint8_t *tag, uint8_t kind, uint32_t id, uint32_t fpage, uint32_t seq,
+                 int32_t size, const uint8_t *data, uint32_t page_size)
 {
-    cn_put16(tag, TAG_MAGIC);
+    cn_put16(tag, CN_TAG_MAGIC);
     tag[2] = 1;
-    tag[3] = 0;
+    tag[3] = kind;
     cn_put32(tag + 4, id);
     cn_put32(tag + 8, fpage);
-    cn_put32(tag + 12, fs->log.seq);
-    cn_put32(tag + 16, cn_crc32(0, data, fs->page_size));
-    cn_put32(tag + 20, cn_crc32(0, tag, 20));
+    cn_put32(tag + 12, seq);
+    cn_put32(tag + 16, (uint32_t)size);
+    cn_put32(tag + 20, cn_crc32(0, data, page_size));
+    cn_put32(tag + 24, cn_crc32(0, tag, 24));
+}
+
+int cn_tag_ok(const uint8_t *tag)
+{
+    return cn_get16(tag) == CN_TAG_MAGIC && tag[2] == 1 &&
+           cn_get32(tag + 24) == cn_crc32(0, tag, 24);
 }
 
 /* Program pages of file data at `phys`: one device call for the run where
@@ -156,11 +162,11 @@ int cn_write_data(cairn *fs, uint32_t phys, uint32_t id, uint32_t fpage, const u
     if (!fs->spare_tags)
         return cn_dev_prog(fs, phys, 0, data, pages * fs->page_size, NULL, 0);
     for (i = 0; i < pages; i++) {
-        uint8_t tag[TAG_LEN];
+        uint8_t tag[CN_TAG_LEN];
         const uint8_t *d = data + (size_t)i * fs->page_size;
         int err;
-        make_tag(fs, tag, id, fpage + i, d);
-        err = cn_dev_prog(fs, phys + i, 0, d, fs->page_size, tag, TAG_LEN);
+        cn_make_tag(tag, CN_TAG_DATA, id, fpage + i, fs->log.seq, 0, d, fs->page_size);
+        err = cn_dev_prog(fs, phys + i, 0, d, fs->page_size, tag, CN_TAG_LEN);
         if (err)
             return err;
     }
@@ -197,6 +203,24 @@ int cn_file_flush(cairn *fs, struct cn_file *f)
     valid = valid_in_page(fs, f, fpage);
     if (valid < f->dhi)
         valid = f->dhi;
+    if (fs->spare_tags) {
+        /* the page goes into the journal, its tag being the record: one
+         * program makes it durable (falls back when records are pending) */
+        int64_t end = (int64_t)(fpage + 1) * ps_of(fs);
+        int32_t size = f->size < end ? f->size : (int32_t)end;
+        if (size < f->rec_size)
+            size = f->rec_size;
+        err = cn_record_data_page(fs, f->id, fpage, size, f->buf, &phys);
+        if (err < 0)
+            return err;
+        if (err == 0) {
+            f->rec_size = size;
+            f->buf_dirty = 0;
+            f->dlo = ps_of(fs);
+            f->dhi = 0;
+            return 0;
+        }
+    }
     if (fs->medium == CAIRN_MEDIUM_NOR && f->tail_phys != CN_NONE && f->dlo >= f->tail_prog) {
         phys = f->tail_phys; /* append in place: program only the new bytes */
         if (valid > f->tail_prog) {

@@ -114,7 +114,8 @@ static int setup(cairn *fs, const struct cairn_config *cfg)
     fs->nslots = l.nslots;
     fs->max_open = l.max_open;
     fs->medium = cfg->dev->geo.medium;
-    fs->spare_tags = fs->medium == CAIRN_MEDIUM_NAND && cfg->dev->geo.spare_size >= 24;
+    fs->spare_tags = fs->medium == CAIRN_MEDIUM_NAND && cfg->dev->geo.spare_size >= CN_TAG_LEN &&
+                    cfg->dev->read_spare != NULL;
     fs->read_only = cfg->read_only;
     fs->ckpt_pages = (96u + 8u * l.seg_count + l.page_size - 1) / l.page_size;
     fs->segs = (struct cn_seg *)(void *)(m + l.off_segs);

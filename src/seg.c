@@ -151,8 +151,8 @@ uint32_t cn_dead_segs(const cairn *fs)
     uint32_t s, n = 0;
     for (s = 2; s < fs->seg_count; s++) {
         const struct cn_seg *g = &fs->segs[s];
-        n += (uint32_t)((g->state == CN_SEG_FULL && g->live == 0) ||
-                        (g->state == CN_SEG_LOG && s != fs->log.seg));
+        n += (uint32_t)((g->state == CN_SEG_FULL || g->state == CN_SEG_LOG) &&
+                        g->live == 0 && s != fs->log.seg);
     }
     return n;
 }
@@ -164,8 +164,9 @@ void cn_seg_release_dead(cairn *fs)
     uint32_t s;
     for (s = 2; s < fs->seg_count; s++) {
         struct cn_seg *g = &fs->segs[s];
-        if ((g->state == CN_SEG_FULL && g->live == 0) ||
-            (g->state == CN_SEG_LOG && s != fs->log.seg))
+        if (g->state == CN_SEG_LOG && s != fs->log.seg)
+            g->state = g->live ? CN_SEG_FULL : CN_SEG_FREE; /* data pages stay */
+        else if (g->state == CN_SEG_FULL && g->live == 0)
             g->state = CN_SEG_FREE;
     }
 }
