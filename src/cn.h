@@ -20,7 +20,6 @@
 #define CN_NONE 0xFFFFFFFFu
 #define CN_DIRTY_REF 0x80000000u /* tree child ref naming a cache slot */
 #define CN_TRIM_BATCH 16u        /* keys one trim record may delete */
-#define CN_OVERLAP_MAX 8u        /* old extents one extent record may cut */
 #define CN_RESERVE_SEGS 4u  /* free segments user data may not take (GC, deletes) */
 #define CN_RECOVERY_SEGS 2u /* free segments only a mount's recovery may take */
 

@@ -566,9 +566,26 @@ static int walk_room(cairn *fs)
     return cn_cache_flush(fs);
 }
 
+/* Walk step: take child i of the node at level lv (pinned) as the new level
+ * lv + 1, not yet visited. */
+static int walk_child(cairn *fs, struct path *p, uint32_t lv, uint32_t i)
+{
+    uint8_t *n = cn_slot_data(fs, p->slot[lv]);
+    int err;
+    p->idx[lv] = i;
+    release_below(fs, p, lv + 1);
+    err = walk_room(fs);
+    if (!err)
+        err = load(fs, p, lv + 1, cn_get32(ient(n, i) + 8));
+    if (!err)
+        p->idx[lv + 1] = CN_NONE;
+    return err;
+}
+
 /* Pre-order walk over every node. fn returns 1 to have the node rewritten
  * (copy-on-write, e.g. to move it out of a GC victim), 0 to go on, <0 to stop
- * with that error. */
+ * with that error. idx[lv] is CN_NONE until the node at lv is visited, then
+ * the child being walked. */
 int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg)
 {
     struct path p;
@@ -576,53 +593,23 @@ int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg)
     int err;
     p.n = 0;
     err = load(fs, &p, 0, fs->root);
-    if (err)
-        return err;
-    p.idx[0] = CN_NONE; /* node at lv not yet visited */
-    for (;;) {
-        uint32_t slot = p.slot[lv];
-        uint8_t *n = cn_slot_data(fs, slot);
+    p.idx[0] = CN_NONE;
+    while (!err) {
+        uint32_t slot = p.slot[lv], next;
         if (p.idx[lv] == CN_NONE) {
             int r = fn(fs, slot, fs->slots[slot].dirty ? CN_NONE : fs->slots[slot].addr, arg);
-            if (r < 0) {
-                unpin(fs, &p);
-                return r;
-            }
-            if (r == 1) {
-                err = cn_begin_write(fs);
-                if (err) {
-                    unpin(fs, &p);
-                    return err;
-                }
+            err = r == 1 ? cn_begin_write(fs) : r;
+            if (err)
+                break;
+            if (r == 1)
                 make_dirty(fs, &p, lv + 1);
-            }
-            p.idx[lv] = 0;
-            if (lv + 1 < fs->height) {
-                err = walk_room(fs);
-                if (!err)
-                    err = load(fs, &p, lv + 1, cn_get32(ient(n, 0) + 8));
-                if (err) {
-                    unpin(fs, &p);
-                    return err;
-                }
-                lv++;
-                p.idx[lv] = CN_NONE;
-            }
-            continue;
+            next = 0;
+        } else {
+            next = p.idx[lv] + 1;
         }
-        /* node at lv done with child idx: go to the next child or up */
-        if (lv + 1 < fs->height && p.idx[lv] + 1 < n_count(n)) {
-            p.idx[lv]++;
-            release_below(fs, &p, lv + 1);
-            err = walk_room(fs);
-            if (!err)
-                err = load(fs, &p, lv + 1, cn_get32(ient(n, p.idx[lv]) + 8));
-            if (err) {
-                unpin(fs, &p);
-                return err;
-            }
+        if (lv + 1 < fs->height && next < n_count(cn_slot_data(fs, slot))) {
+            err = walk_child(fs, &p, lv, next);
             lv++;
-            p.idx[lv] = CN_NONE;
             continue;
         }
         if (lv == 0)
@@ -631,5 +618,5 @@ int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg)
         lv--;
     }
     unpin(fs, &p);
-    return 0;
+    return err;
 }
