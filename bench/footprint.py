@@ -12,6 +12,9 @@ callback and counts 0 bytes; any other indirect call is resolved to the
 functions passed by name to the function holding it (cn_log_scan(fs,
 replay_record, ...)); what stays unresolved (the user's cairn_check report_fn)
 counts 0 and is listed. Library calls (memcpy, __aeabi_*) count 0.
+A call cycle is reported; depths count each function once per chain.
+FOOTPRINT_CUT="caller>callee ..." leaves calls known to be infeasible out of
+the stack analysis (what-if figures).
 """
 import glob
 import os
@@ -56,6 +59,17 @@ def sizes(cc, objs):
     size = re.sub(r"gcc$", "size", cc)
     rows = subprocess.run([size, *objs], capture_output=True, text=True).stdout.splitlines()[1:]
     return {os.path.basename(r.split()[5]): tuple(int(x) for x in r.split()[:3]) for r in rows}
+
+
+def largest_functions(cc, objs, n=10):
+    """[(bytes, function, object)] of the n biggest code symbols."""
+    nm, rows = re.sub(r"gcc$", "nm", cc), []
+    for o in objs:
+        out = subprocess.run([nm, "-S", o], capture_output=True, text=True).stdout
+        rows += [(int(sz, 16), name, os.path.basename(o))
+                 for _, sz, kind, name in (l.split() for l in out.splitlines() if len(l.split()) == 4)
+                 if kind in "tT"]
+    return sorted(rows, reverse=True)[:n]
 
 
 def args_of(text, start):
@@ -204,9 +218,12 @@ def main():
             objs = build(cc, defs, out)
             g = Graph(out, cut)
             stack = {f: g.worst(f) for f in api if f in g.frame}
+            if not results:
+                top = largest_functions(cc, objs)
             results.append((label, sizes(cc, objs), g, stack))
 
-    print(f"# cairn footprint (Cortex-M3, -Os, {subprocess.run([cc, '-dumpversion'], capture_output=True, text=True).stdout.strip()})\n")
+    version = subprocess.run([cc, "-dumpversion"], capture_output=True, text=True).stdout.strip()
+    print(f"# cairn footprint (Cortex-M3, -Os, {cc} {version})\n")
     print("Flags: `" + " ".join(FLAGS) + "`\n")
     if cut:
         print(f"> Calls left out of the stack analysis (FOOTPRINT_CUT): {', '.join(cut)}\n")
@@ -224,6 +241,9 @@ def main():
     for label, sz, _, _ in results:
         t, d, b = (sum(v[i] for v in sz.values()) for i in range(3))
         print(f"| {label} | {t} | {d} | {b} | {t + d} | {'yes' if t + d <= CODE_BUDGET else 'NO, over by %d' % (t + d - CODE_BUDGET)} |")
+
+    print(f"\nLargest functions ({results[0][0]}): "
+          + ", ".join(f"{name} {n} B ({o})" for n, name, o in top))
 
     label, _, g, stack = results[0]
     print(f"\n## Worst-case stack per public API function ({label})\n")
@@ -247,10 +267,12 @@ def main():
     print(f"\nLibrary calls counted as 0 B: {', '.join(sorted(g.library)) or 'none'}")
     print(f"Dynamic or bounded frames: {', '.join(g.dynamic) or 'none'}")
     print("\n## Recursion (cycles in the static call graph)\n")
-    for members, cuts in g.recursion() or [("none found", [])]:
-        print(f"- {', '.join(members) if isinstance(members, list) else members}"
+    for members, cuts in g.recursion():
+        print(f"- cycle among {', '.join(members)}"
               + (f"; every cycle passes through: {', '.join(cuts)}" if cuts else ""))
-    if g.scc:
+    if not g.scc:
+        print("None found.")
+    else:
         print("\nStack figures count each function at most once per chain, i.e. assume a guard "
               "stops re-entry; a real re-entry would add a second pass round the cycle.")
 
