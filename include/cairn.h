@@ -114,7 +114,8 @@ typedef struct cairn cairn;
  * static uint64_t fs_storage[CAIRN_CONTEXT_SIZE / 8]. */
 size_t cairn_context_size(void);
 
-int cairn_format(const struct cairn_config *cfg);
+/* Writes an empty file system; fs is working space only (no mount results). */
+int cairn_format(cairn *fs, const struct cairn_config *cfg);
 /* fs points to cairn_context_size() bytes aligned to 8. */
 int cairn_mount(cairn *fs, const struct cairn_config *cfg);
 int cairn_unmount(cairn *fs);

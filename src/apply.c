@@ -266,12 +266,16 @@ static int apply_trim(cairn *fs, uint32_t id)
 static int put_dirent(cairn *fs, uint32_t parent, uint32_t sub, uint32_t id, uint8_t type,
                       const uint8_t *name, uint32_t nlen)
 {
-    uint8_t v[6 + CAIRN_NAME_MAX];
-    cn_put32(v, id);
-    v[4] = type;
-    v[5] = (uint8_t)nlen;
-    memcpy(v + 6, name, nlen);
-    return cn_tree_put(fs, cn_key(parent, CN_K_DIRENT, sub), v, 6 + nlen);
+    uint8_t h[6];
+    struct cn_val v;
+    cn_put32(h, id);
+    h[4] = type;
+    h[5] = (uint8_t)nlen;
+    v.a = h;
+    v.alen = 6;
+    v.b = name;
+    v.blen = nlen;
+    return cn_tree_put2(fs, cn_key(parent, CN_K_DIRENT, sub), &v);
 }
 
 static int apply_create(cairn *fs, const uint8_t *p, uint32_t len)
@@ -310,12 +314,12 @@ static int apply_rename(cairn *fs, const uint8_t *p, uint32_t len)
 {
     uint32_t op = cn_get32(p), osub = cn_get32(p + 4), np = cn_get32(p + 8);
     uint32_t nsub = cn_get32(p + 12), replaced = cn_get32(p + 16), id, vlen;
-    uint8_t nlen = p[20], v[6 + CAIRN_NAME_MAX], type;
+    uint8_t nlen = p[20], v[6], type;
     int err;
     if (len != 21u + nlen || nlen == 0 || nsub > CN_SUB_MASK)
         return CAIRN_ERR_CORRUPT;
     err = cn_tree_get(fs, cn_key(op, CN_K_DIRENT, osub), v, sizeof v, &vlen);
-    if (err || vlen < 6)
+    if (err || vlen < 7)
         return err == 0 || err == CAIRN_ERR_NOENT ? CAIRN_ERR_CORRUPT : err;
     id = cn_get32(v);
     type = v[4];
@@ -390,9 +394,26 @@ int cn_commit(cairn *fs)
     return cn_ckpt_write(fs, 0);
 }
 
-/* Before a record: make room while failing still changes nothing. Collect
- * garbage when free segments run low (deletes on a full volume depend on it)
- * and make sure a flush needed while applying the record has somewhere to go. */
+/* Before a record, when free segments run low: free dead segments with a
+ * commit, or collect garbage if the next flush would have nowhere to go
+ * (deletes on a full volume depend on it). Only called at the top of an
+ * operation, never from GC itself, so GC is never re-entered. */
+static int record_space(cairn *fs)
+{
+    int err = 0;
+    if (fs->read_only)
+        return CAIRN_ERR_ROFS;
+    if (!fs->in_gc && !fs->recovering && cn_free_segs(fs) <= CN_RESERVE_SEGS) {
+        if (cn_dead_segs(fs) > 0)
+            err = cn_commit(fs);
+        else if (!cn_meta_room(fs))
+            err = cn_gc_one(fs);
+    }
+    return err == CAIRN_ERR_NOSPC ? 0 : err;
+}
+
+/* Before a record: make room while failing still changes nothing, so that a
+ * flush needed while applying the record always has somewhere to go. */
 static int record_room(cairn *fs)
 {
     int err;
@@ -401,14 +422,6 @@ static int record_room(cairn *fs)
     err = cn_begin_write(fs);
     if (err)
         return err;
-    if (!fs->in_gc && !fs->recovering && cn_free_segs(fs) <= CN_RESERVE_SEGS) {
-        if (cn_dead_segs(fs) > 0)
-            err = cn_commit(fs);
-        else if (!cn_meta_room(fs))
-            err = cn_gc_one(fs);
-        if (err && err != CAIRN_ERR_NOSPC)
-            return err;
-    }
     if (!cn_meta_room(fs))
         return CAIRN_ERR_NOSPC;
     if (cn_cache_evictable(fs) < fs->nslots / 2)
@@ -429,8 +442,9 @@ static int record_applied(cairn *fs, uint8_t type, const uint8_t *p, uint32_t le
     return 0;
 }
 
-/* Append a record, apply it, and commit when the journal is long enough. */
-int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
+/* Append a record, apply it, and commit when the journal is long enough.
+ * The GC's own records come here directly. */
+int cn_record_nogc(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
 {
     int err = record_room(fs);
     if (err)
@@ -445,13 +459,21 @@ int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
     return record_applied(fs, type, p, len);
 }
 
+int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
+{
+    int err = record_space(fs);
+    return err ? err : cn_record_nogc(fs, type, p, len);
+}
+
 /* Tagged media: a file page as a journal entry of its own. Returns 1 when
  * that cannot be done now (the caller writes it the ordinary way). */
 int cn_record_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
                         const uint8_t *data, uint32_t *phys)
 {
     uint8_t p[20];
-    int err = record_room(fs);
+    int err = record_space(fs);
+    if (!err)
+        err = record_room(fs);
     if (err)
         return err;
     err = cn_log_data_page(fs, id, fpage, size, data, phys);

@@ -175,7 +175,7 @@ static int write_node(cairn *fs, uint32_t slot)
 {
     uint8_t *n = cn_slot_data(fs, slot);
     uint32_t page, got, used = cn_get16(n + 6), crc;
-    int err = cn_head_pages(fs, CN_H_META, fs->node_pages, 1, &page, &got);
+    int err = cn_head_pages(fs, CN_H_META, fs->node_pages, &page, &got);
     if (err)
         return err;
     cn_put32(n + 8, fs->ckpt_seq + 1);

@@ -37,7 +37,7 @@ static int is_orphan(cairn *fs, uint32_t id)
 
 static int check_inode(cairn *fs, struct chk *c, uint32_t id)
 {
-    uint8_t type, v[6 + CAIRN_NAME_MAX];
+    uint8_t type, v[6];
     uint32_t parent, sub, vlen, steps = 0, up;
     int32_t size;
     int err = cn_inode_get(fs, id, &type, &parent, &size);
@@ -174,18 +174,12 @@ static int check_keys(cairn *fs, struct chk *c)
         case CN_K_INODE:
             err = cn_key_sub(k) == 0 ? check_inode(fs, c, cn_key_id(k)) : 0;
             break;
-        case CN_K_DIRENT: {
-            uint8_t val[6 + CAIRN_NAME_MAX];
-            memcpy(val, v, vlen < sizeof val ? vlen : sizeof val);
-            err = check_dirent(fs, c, k, val, vlen);
+        case CN_K_DIRENT: /* nothing below reuses fs->scratch */
+            err = check_dirent(fs, c, k, v, vlen);
             break;
-        }
-        case CN_K_EXTENT: {
-            uint8_t val[8];
-            memcpy(val, v, 8);
-            err = check_extent(fs, c, k, val, vlen);
+        case CN_K_EXTENT:
+            err = check_extent(fs, c, k, v, vlen);
             break;
-        }
         case CN_K_ATTR:
             if (cn_inode_get(fs, cn_key_id(k), NULL, NULL, NULL) == CAIRN_ERR_NOENT &&
                 !is_orphan(fs, cn_key_id(k)))

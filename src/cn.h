@@ -183,6 +183,7 @@ struct cairn {
     uint8_t *cache;   /* nslots * node_size */
     uint8_t *scratch; /* max(page_size, CN_REC_MAX) bytes */
     uint8_t *scratch2;
+    uint8_t *recbuf;  /* CN_REC_MAX bytes: a record being built */
     struct cn_file *files;
     struct cn_handle *handles;
     uint32_t max_open;
@@ -222,6 +223,14 @@ int cn_tree_get(cairn *fs, uint64_t key, void *val, uint32_t cap, uint32_t *vlen
 int cn_tree_seek(cairn *fs, uint64_t key, int le, uint64_t *found, void *val,
                  uint32_t cap, uint32_t *vlen);
 int cn_tree_put(cairn *fs, uint64_t key, const void *val, uint32_t vlen);
+/* A value in two pieces (a header and, e.g., a name), stored as one. */
+struct cn_val {
+    const void *a;
+    uint32_t alen;
+    const void *b;
+    uint32_t blen;
+};
+int cn_tree_put2(cairn *fs, uint64_t key, const struct cn_val *v);
 int cn_tree_del(cairn *fs, uint64_t key);
 int cn_tree_init_empty(cairn *fs);
 /* Calls fn for every node (pre-order) with its ref; stops on nonzero. */
@@ -230,8 +239,8 @@ int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg);
 
 /* seg.c */
 int cn_seg_alloc(cairn *fs, int privileged, uint32_t *seg_out);
-int cn_head_pages(cairn *fs, unsigned h, uint32_t want, int privileged,
-                  uint32_t *page_out, uint32_t *got);
+int cn_head_pages(cairn *fs, unsigned h, uint32_t want, uint32_t *page_out, uint32_t *got);
+int cn_data_pages(cairn *fs, uint32_t want, uint32_t *page_out, uint32_t *got);
 void cn_live_add(cairn *fs, uint32_t page, int32_t delta);
 void cn_seg_recount(cairn *fs);
 int cn_space_for_user(cairn *fs);
@@ -261,6 +270,7 @@ int cn_apply(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
 int cn_commit(cairn *fs);
 int cn_reserve(cairn *fs);
 int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
+int cn_record_nogc(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
 int cn_finish_orphans(cairn *fs, uint32_t budget);
 
 /* gc.c */

@@ -119,7 +119,7 @@ int cn_lookup(cairn *fs, const char *path, uint32_t *id, uint8_t *type, uint32_t
 int cn_create(cairn *fs, uint32_t parent, uint32_t sub, const char *name, uint32_t len,
               uint8_t type, uint32_t *id_out)
 {
-    uint8_t p[14 + CAIRN_NAME_MAX];
+    uint8_t *p = fs->recbuf;
     int err;
     if (sub == CN_NONE || fs->next_id > CN_ID_MAX)
         return CAIRN_ERR_NOSPC;
@@ -213,7 +213,7 @@ static int inside_itself(cairn *fs, uint32_t id, uint32_t dest)
 int cairn_rename(cairn *fs, const char *from, const char *to)
 {
     uint32_t id, op, osub, olen, tid, np, nsub, nlen, replaced = 0;
-    uint8_t type, ttype, p[21 + CAIRN_NAME_MAX];
+    uint8_t type, ttype, *p = fs->recbuf;
     const char *oname, *nname;
     int err = cn_fs_ready(fs, 1);
     if (err)
@@ -391,24 +391,19 @@ static int attr_target(cairn *fs, const char *path, int write, uint32_t *id)
 int cairn_getattr(cairn *fs, const char *path, uint8_t type, void *buf, uint32_t size)
 {
     uint32_t id, vlen;
-    uint8_t v[CAIRN_ATTR_MAX];
     int err = attr_target(fs, path, 0, &id);
     if (err)
         return err;
-    err = cn_tree_get(fs, cn_key(id, CN_K_ATTR, type), v, sizeof v, &vlen);
+    err = cn_tree_get(fs, cn_key(id, CN_K_ATTR, type), buf, buf ? size : 0, &vlen);
     if (err)
         return err == CAIRN_ERR_NOENT ? CAIRN_ERR_NOATTR : err;
-    if (vlen > CAIRN_ATTR_MAX)
-        return CAIRN_ERR_CORRUPT;
-    if (buf)
-        memcpy(buf, v, vlen < size ? vlen : size);
-    return (int)vlen;
+    return vlen > CAIRN_ATTR_MAX ? CAIRN_ERR_CORRUPT : (int)vlen;
 }
 
 int cairn_setattr(cairn *fs, const char *path, uint8_t type, const void *buf, uint32_t size)
 {
     uint32_t id;
-    uint8_t p[6 + CAIRN_ATTR_MAX];
+    uint8_t *p = fs ? fs->recbuf : NULL;
     int err;
     if (size > CAIRN_ATTR_MAX || (buf == NULL && size > 0))
         return CAIRN_ERR_INVAL;

@@ -230,7 +230,7 @@ int cn_file_flush(cairn *fs, struct cn_file *f)
                 return err;
         }
     } else {
-        err = cn_head_pages(fs, CN_H_DATA, 1, 0, &phys, &got);
+        err = cn_data_pages(fs, 1, &phys, &got);
         if (err)
             return err;
         if (fs->medium == CAIRN_MEDIUM_NOR)
@@ -378,7 +378,7 @@ static int write_pages(cairn *fs, struct cn_file *f, uint32_t fpage, const uint8
     while (pages > 0) {
         uint32_t phys, got;
         int64_t end;
-        err = cn_head_pages(fs, CN_H_DATA, pages, 0, &phys, &got);
+        err = cn_data_pages(fs, pages, &phys, &got);
         if (err)
             return err;
         if (f->buf_page != CN_NONE && f->buf_page >= fpage && f->buf_page < fpage + got) {

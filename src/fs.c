@@ -14,7 +14,7 @@ size_t cairn_context_size(void) { return sizeof(struct cairn); }
 struct layout {
     uint32_t page_size, seg_pages, seg_count, node_size, nslots, max_open, commit_pages;
     uint32_t off_segs, off_slots, off_cache, off_scratch, off_scratch2, off_logpage;
-    uint32_t off_files, off_handles, off_bufs, total;
+    uint32_t off_files, off_handles, off_bufs, off_rec, total;
 };
 
 static uint32_t align8(uint32_t v) { return (v + 7u) & ~7u; }
@@ -68,7 +68,8 @@ static int plan(const struct cairn_config *cfg, struct layout *l)
     l->off_files = align8(l->off_logpage + g->page_size);
     l->off_handles = align8(l->off_files + l->max_open * (uint32_t)sizeof(struct cn_file));
     l->off_bufs = align8(l->off_handles + l->max_open * (uint32_t)sizeof(struct cn_handle));
-    l->total = l->off_bufs + l->max_open * g->page_size;
+    l->off_rec = l->off_bufs + l->max_open * g->page_size;
+    l->total = align8(l->off_rec + CN_REC_MAX);
     return 0;
 }
 
@@ -124,6 +125,7 @@ static int setup(cairn *fs, const struct cairn_config *cfg)
     fs->scratch = m + l.off_scratch;
     fs->scratch2 = m + l.off_scratch2;
     fs->log.page = m + l.off_logpage;
+    fs->recbuf = m + l.off_rec;
     fs->files = (struct cn_file *)(void *)(m + l.off_files);
     fs->handles = (struct cn_handle *)(void *)(m + l.off_handles);
     for (i = 0; i < fs->max_open; i++)
@@ -157,15 +159,14 @@ int cn_fs_ready(cairn *fs, int write)
 
 /* ---- format ---- */
 
-int cairn_format(const struct cairn_config *cfg)
+int cairn_format(cairn *fs, const struct cairn_config *cfg)
 {
     static const uint8_t root_val[CN_INODE_LEN] = {CAIRN_TYPE_DIR, 0, 0, 0, 1, 0, 0, 0,
                                                    0, 0, 0, 0, 0, 0, 0, 0};
-    struct cairn ctx, *fs = &ctx;
     uint32_t s;
     int err;
     struct cairn_config c;
-    if (cfg == NULL)
+    if (fs == NULL || cfg == NULL)
         return CAIRN_ERR_INVAL;
     c = *cfg;
     c.read_only = 0;

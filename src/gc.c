@@ -27,7 +27,7 @@ static int move_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, ui
     while (count > 0) {
         uint32_t to, got, i;
         uint8_t p[20];
-        err = cn_head_pages(fs, CN_H_COLD, count, 1, &to, &got);
+        err = cn_head_pages(fs, CN_H_COLD, count, &to, &got);
         if (err)
             return err;
         for (i = 0; i < got; i++) {
@@ -42,7 +42,7 @@ static int move_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, ui
         cn_put32(p + 8, to);
         cn_put32(p + 12, got);
         cn_put32(p + 16, (uint32_t)size);
-        err = cn_record(fs, CN_R_EXTENT, p, 20);
+        err = cn_record_nogc(fs, CN_R_EXTENT, p, 20);
         if (err)
             return err;
         fpage += got;

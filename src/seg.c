@@ -109,25 +109,25 @@ int cn_meta_room(cairn *fs)
     return have >= need || fs->recovering;
 }
 
-/* Up to `want` contiguous pages at head h (exactly `want` for tree nodes). */
-int cn_head_pages(cairn *fs, unsigned h, uint32_t want, int privileged,
-                  uint32_t *page_out, uint32_t *got)
+static int need_segment(const cairn *fs, unsigned h, uint32_t want)
+{
+    const struct cn_head *hd = &fs->head[h];
+    return hd->seg == CN_NONE || hd->page >= fs->seg_pages ||
+           (h == CN_H_META && fs->seg_pages - hd->page < want);
+}
+
+/* Up to `want` contiguous pages at head h (exactly `want` for tree nodes).
+ * The data head is the users' and never takes the reserve. */
+int cn_head_pages(cairn *fs, unsigned h, uint32_t want, uint32_t *page_out, uint32_t *got)
 {
     struct cn_head *hd = &fs->head[h];
     uint32_t n;
     int err0 = cn_begin_write(fs);
     if (err0)
         return err0;
-    if (hd->seg == CN_NONE || hd->page >= fs->seg_pages ||
-        (h == CN_H_META && fs->seg_pages - hd->page < want)) {
+    if (need_segment(fs, h, want)) {
         uint32_t s;
-        int err;
-        if (!privileged) {
-            err = cn_space_for_user(fs);
-            if (err)
-                return err;
-        }
-        err = cn_seg_alloc(fs, privileged, &s);
+        int err = cn_seg_alloc(fs, h != CN_H_DATA, &s);
         if (err)
             return err;
         if (hd->seg != CN_NONE && fs->segs[hd->seg].state == CN_SEG_OPEN)
@@ -143,6 +143,17 @@ int cn_head_pages(cairn *fs, unsigned h, uint32_t want, int privileged,
     *got = n;
     hd->page += n;
     return 0;
+}
+
+/* Pages for user data: garbage is collected first if the volume is low. */
+int cn_data_pages(cairn *fs, uint32_t want, uint32_t *page_out, uint32_t *got)
+{
+    if (need_segment(fs, CN_H_DATA, want)) {
+        int err = cn_space_for_user(fs);
+        if (err)
+            return err;
+    }
+    return cn_head_pages(fs, CN_H_DATA, want, page_out, got);
 }
 
 /* Segments the next checkpoint will free. */

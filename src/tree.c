@@ -302,27 +302,30 @@ static uint32_t comb_size(const uint8_t *n, uint32_t c, uint32_t pos, uint32_t n
     return sz;
 }
 
-static void put_entry(uint8_t *dst, uint64_t key, const void *val, uint32_t vlen)
+static void put_entry(uint8_t *dst, uint64_t key, const struct cn_val *v)
 {
     cn_put64(dst, key);
-    cn_put16(dst + 8, (uint16_t)vlen);
-    memcpy(dst + 10, val, vlen);
+    cn_put16(dst + 8, (uint16_t)(v->alen + v->blen));
+    if (v->alen)
+        memcpy(dst + 10, v->a, v->alen);
+    if (v->blen)
+        memcpy(dst + 10 + v->alen, v->b, v->blen);
 }
 
-static void leaf_insert_at(uint8_t *n, uint32_t off, uint64_t key, const void *val, uint32_t vlen)
+static void leaf_insert_at(uint8_t *n, uint32_t off, uint64_t key, const struct cn_val *v)
 {
-    uint32_t used = n_used(n), need = 10u + vlen;
+    uint32_t used = n_used(n), need = 10u + v->alen + v->blen;
     memmove(n + HDR + off + need, n + HDR + off, used - off);
-    put_entry(n + HDR + off, key, val, vlen);
+    put_entry(n + HDR + off, key, v);
     n_set(n, n_count(n) + 1, used + need);
 }
 
 /* Split a full leaf while inserting; returns the new right node's slot and
  * its first key. The split point balances bytes so both halves fit. */
-static int leaf_split(cairn *fs, struct path *p, uint64_t key, const void *val,
-                      uint32_t vlen, uint32_t *right, uint64_t *sep)
+static int leaf_split(cairn *fs, struct path *p, uint64_t key, const struct cn_val *v,
+                      uint32_t *right, uint64_t *sep)
 {
-    uint32_t leaf = p->n - 1, pos = p->idx[leaf], need = 10u + vlen;
+    uint32_t leaf = p->n - 1, pos = p->idx[leaf], need = 10u + v->alen + v->blen;
     uint8_t *n = cn_slot_data(fs, p->slot[leaf]), *r;
     uint32_t total = n_count(n) + 1, bytes = n_used(n) + need;
     uint32_t c, left = 0, oo = 0, best = 0, best_max = CN_NONE, s, o, i;
@@ -352,7 +355,7 @@ static int leaf_split(cairn *fs, struct path *p, uint64_t key, const void *val,
         if (c < s)
             continue;
         if (c == pos)
-            put_entry(r + HDR + o, key, val, vlen);
+            put_entry(r + HDR + o, key, v);
         else
             memcpy(r + HDR + o, n + HDR + at, sz);
         o += sz;
@@ -366,7 +369,7 @@ static int leaf_split(cairn *fs, struct path *p, uint64_t key, const void *val,
             o += ent_size(n + HDR + o);
         n_set(n, keep, o);
         if (pos < s)
-            leaf_insert_at(n, p->off, key, val, vlen);
+            leaf_insert_at(n, p->off, key, v);
     }
     *sep = cn_get64(r + HDR);
     return 0;
@@ -444,8 +447,18 @@ static int internal_insert(cairn *fs, struct path *p, uint32_t lv, uint64_t key,
 
 int cn_tree_put(cairn *fs, uint64_t key, const void *val, uint32_t vlen)
 {
+    struct cn_val v;
+    v.a = val;
+    v.alen = vlen;
+    v.b = NULL;
+    v.blen = 0;
+    return cn_tree_put2(fs, key, &v);
+}
+
+int cn_tree_put2(cairn *fs, uint64_t key, const struct cn_val *v)
+{
     struct path p;
-    uint32_t leaf, right;
+    uint32_t leaf, right, vlen = v->alen + v->blen;
     uint8_t *n;
     uint64_t sep;
     int err;
@@ -465,7 +478,7 @@ int cn_tree_put(cairn *fs, uint64_t key, const void *val, uint32_t vlen)
         n_set(n, n_count(n) - 1, used - old);
     }
     if (n_used(n) + 10u + vlen <= cap(fs)) {
-        leaf_insert_at(n, p.off, key, val, vlen);
+        leaf_insert_at(n, p.off, key, v);
         unpin(fs, &p);
         return 0;
     }
@@ -473,7 +486,7 @@ int cn_tree_put(cairn *fs, uint64_t key, const void *val, uint32_t vlen)
         unpin(fs, &p);
         return CAIRN_ERR_NOSPC;
     }
-    err = leaf_split(fs, &p, key, val, vlen, &right, &sep);
+    err = leaf_split(fs, &p, key, v, &right, &sep);
     if (!err)
         err = internal_insert(fs, &p, leaf == 0 ? CN_NONE : leaf - 1, sep,
                               CN_DIRTY_REF | right);

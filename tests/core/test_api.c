@@ -1149,13 +1149,22 @@ static void s_config(void)
     cfg = t.cfg;
     cfg.cache_nodes = 5;
     RC(cairn_mem_size(&cfg), 0, "mem_size with cache_nodes 5");
-    RC(cairn_format(&cfg), CAIRN_ERR_INVAL, "format with cache_nodes 5");
+    {
+        cairn *scratch = (cairn *)malloc(cairn_context_size());
+        RC(cairn_format(scratch, &cfg), CAIRN_ERR_INVAL, "format with cache_nodes 5");
+        free(scratch);
+    }
     cfg = t.cfg;
     cfg.node_size = (uint32_t)PG + 1;
     RC(cairn_mem_size(&cfg), 0, "mem_size with node_size not a page multiple");
     cfg = t.cfg;
     cfg.dev = NULL;
-    RC(cairn_format(&cfg), CAIRN_ERR_INVAL, "format without a device");
+    {
+        cairn *scratch = (cairn *)malloc(cairn_context_size());
+        RC(cairn_format(scratch, &cfg), CAIRN_ERR_INVAL, "format without a device");
+        RC(cairn_format(NULL, &t.cfg), CAIRN_ERR_INVAL, "format without a context");
+        free(scratch);
+    }
     RC(t_write_file(fs, "/ro", "read-only", 9), 0, "write");
     RC(t_fs_unmount(&t), 0, "unmount");
     cfg = t.cfg;

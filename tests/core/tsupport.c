@@ -205,7 +205,7 @@ void t_fs_init(struct tfs *t, csim *sim, int own_mem)
 
 void t_fs_format_mount(struct tfs *t)
 {
-    int rc = cairn_format(&t->cfg);
+    int rc = cairn_format(t->fs, &t->cfg);
     if (rc != 0)
         t_fatal("cairn_format: %d %s", rc, t_errname(rc));
     rc = t_fs_mount(t);
