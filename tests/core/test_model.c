@@ -130,7 +130,7 @@ int main(int argc, char **argv)
         for (i = 0; i < (int)n; i++)
             seeds[nseeds++] = (uint64_t)i + 1;
     printf("test_model: %d seeds (first %llu), %ld steps each, on nor, nand, block\n",
-           nseeds, (unsigned long long)seeds[0], steps);
+           nseeds, (unsigned long long)(nseeds > 0 ? seeds[0] : 0), steps);
     for (med = 0; med < T_NMEDIA; med++)
         for (i = 0; i < nseeds; i++)
             run_seq(med, seeds[i], steps);
