@@ -91,15 +91,20 @@ static int get_extent(cairn *fs, uint64_t key, uint32_t *phys, uint32_t *count)
 
 static int put_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32_t count)
 {
-    uint8_t v[8];
-    cn_put32(v, phys);
-    cn_put32(v + 4, count);
-    return cn_tree_put(fs, cn_key(id, CN_K_EXTENT, fpage), v, 8);
+    uint8_t b[8];
+    struct cn_val v;
+    cn_put32(b, phys);
+    cn_put32(b + 4, count);
+    v.a = b;
+    v.alen = 8;
+    v.b = NULL;
+    v.blen = 0;
+    return cn_tree_put2(fs, cn_key(id, CN_K_EXTENT, fpage), &v);
 }
 
 /* The extent of `id` with the greatest start <= fpage (le) or the least start
  * >= fpage (ge). Returns CAIRN_ERR_NOENT when there is none. */
-static int find_extent(cairn *fs, uint32_t id, uint32_t fpage, int le, uint32_t *start,
+CN_NOINLINE static int find_extent(cairn *fs, uint32_t id, uint32_t fpage, int le, uint32_t *start,
                        uint32_t *phys, uint32_t *count)
 {
     uint64_t k;
@@ -160,7 +165,7 @@ static int valid_run(const cairn *fs, uint32_t fpage, uint32_t phys, uint32_t co
            cn_seg_of(fs, phys) == cn_seg_of(fs, phys + count - 1);
 }
 
-static int apply_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys,
+CN_NOINLINE static int apply_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys,
                         uint32_t count, int32_t size)
 {
     uint32_t s, p, n, end = fpage + count, new_phys = phys, new_count = count;
@@ -197,7 +202,7 @@ static int add_orphan(cairn *fs, uint32_t id)
     return cn_tree_put(fs, cn_key(0, CN_K_ORPHAN, id), "", 0);
 }
 
-static int apply_size(cairn *fs, uint32_t id, int32_t size)
+CN_NOINLINE static int apply_size(cairn *fs, uint32_t id, int32_t size)
 {
     int32_t old;
     int err = cn_inode_get(fs, id, NULL, NULL, &old);
@@ -220,7 +225,7 @@ static int apply_size(cairn *fs, uint32_t id, int32_t size)
 
 /* Free up to CN_TRIM_BATCH keys of an orphan: the extents past its size if
  * the inode still exists, else every key of the object. */
-static int apply_trim(cairn *fs, uint32_t id)
+CN_NOINLINE static int apply_trim(cairn *fs, uint32_t id)
 {
     uint32_t done = 0;
     int32_t size;
@@ -278,7 +283,7 @@ static int put_dirent(cairn *fs, uint32_t parent, uint32_t sub, uint32_t id, uin
     return cn_tree_put2(fs, cn_key(parent, CN_K_DIRENT, sub), &v);
 }
 
-static int apply_create(cairn *fs, const uint8_t *p, uint32_t len)
+CN_NOINLINE static int apply_create(cairn *fs, const uint8_t *p, uint32_t len)
 {
     uint32_t parent = cn_get32(p), id = cn_get32(p + 4), sub = cn_get32(p + 8);
     uint8_t type = p[12], nlen = p[13], v[CN_INODE_LEN], ptype = 0;
@@ -299,7 +304,7 @@ static int apply_create(cairn *fs, const uint8_t *p, uint32_t len)
     return err;
 }
 
-static int apply_remove(cairn *fs, uint32_t parent, uint32_t sub, uint32_t id)
+CN_NOINLINE static int apply_remove(cairn *fs, uint32_t parent, uint32_t sub, uint32_t id)
 {
     int err = cn_tree_del(fs, cn_key(parent, CN_K_DIRENT, sub));
     if (!err)
@@ -310,7 +315,7 @@ static int apply_remove(cairn *fs, uint32_t parent, uint32_t sub, uint32_t id)
     return err == CAIRN_ERR_NOENT ? CAIRN_ERR_CORRUPT : err;
 }
 
-static int apply_rename(cairn *fs, const uint8_t *p, uint32_t len)
+CN_NOINLINE static int apply_rename(cairn *fs, const uint8_t *p, uint32_t len)
 {
     uint32_t op = cn_get32(p), osub = cn_get32(p + 4), np = cn_get32(p + 8);
     uint32_t nsub = cn_get32(p + 12), replaced = cn_get32(p + 16), id, vlen;
@@ -412,6 +417,20 @@ static int record_space(cairn *fs)
     return err == CAIRN_ERR_NOSPC ? 0 : err;
 }
 
+/* At the top of an operation that may write `pages` of file data: begin the
+ * session, collect garbage if the data head will need a segment or records
+ * will need room. Errors of space are left for the allocation to report, so
+ * a write that fits in what is left still happens. */
+int cn_settle(cairn *fs, uint32_t pages)
+{
+    int err = cn_begin_write(fs);
+    if (!err)
+        err = record_space(fs);
+    if (!err && pages > 0 && cn_data_head_short(fs, pages))
+        err = cn_space_for_user(fs);
+    return err == CAIRN_ERR_NOSPC ? 0 : err;
+}
+
 /* Before a record: make room while failing still changes nothing, so that a
  * flush needed while applying the record always has somewhere to go. */
 static int record_room(cairn *fs)
@@ -471,9 +490,7 @@ int cn_record_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
                         const uint8_t *data, uint32_t *phys)
 {
     uint8_t p[20];
-    int err = record_space(fs);
-    if (!err)
-        err = record_room(fs);
+    int err = record_room(fs);
     if (err)
         return err;
     err = cn_log_data_page(fs, id, fpage, size, data, phys);

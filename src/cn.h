@@ -10,6 +10,14 @@
 
 #include "cairn.h"
 
+/* Keeps a helper's locals out of its caller's frame: the worst stack is the
+ * deepest chain of frames, and inlining adds every branch's locals to one. */
+#if defined(__GNUC__)
+#define CN_NOINLINE __attribute__((noinline))
+#else
+#define CN_NOINLINE
+#endif
+
 /* ---- limits ---- */
 #define CN_MAX_HEIGHT 5    /* tree levels, leaves included */
 #define CN_MAX_OPEN 32     /* handles (files + dirs) */
@@ -241,6 +249,8 @@ int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg);
 int cn_seg_alloc(cairn *fs, int privileged, uint32_t *seg_out);
 int cn_head_pages(cairn *fs, unsigned h, uint32_t want, uint32_t *page_out, uint32_t *got);
 int cn_data_pages(cairn *fs, uint32_t want, uint32_t *page_out, uint32_t *got);
+int cn_data_head_short(const cairn *fs, uint32_t pages);
+int cn_settle(cairn *fs, uint32_t pages);
 void cn_live_add(cairn *fs, uint32_t page, int32_t delta);
 void cn_seg_recount(cairn *fs);
 int cn_space_for_user(cairn *fs);

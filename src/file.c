@@ -187,7 +187,7 @@ static int record_extent(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t 
     cn_put32(p + 8, phys);
     cn_put32(p + 12, count);
     cn_put32(p + 16, (uint32_t)size);
-    err = cn_record(fs, CN_R_EXTENT, p, 20);
+    err = cn_record_nogc(fs, CN_R_EXTENT, p, 20);
     if (!err)
         f->rec_size = size;
     return err;
@@ -200,6 +200,9 @@ int cn_file_flush(cairn *fs, struct cn_file *f)
     int err;
     if (!f->buf_dirty || f->id == CN_NONE)
         return 0;
+    err = cn_begin_write(fs); /* a NOR tail is programmed before its record */
+    if (err)
+        return err;
     valid = valid_in_page(fs, f, fpage);
     if (valid < f->dhi)
         valid = f->dhi;
@@ -378,7 +381,9 @@ static int write_pages(cairn *fs, struct cn_file *f, uint32_t fpage, const uint8
     while (pages > 0) {
         uint32_t phys, got;
         int64_t end;
-        err = cn_data_pages(fs, pages, &phys, &got);
+        err = cn_settle(fs, pages);
+        if (!err)
+            err = cn_data_pages(fs, pages, &phys, &got);
         if (err)
             return err;
         if (f->buf_page != CN_NONE && f->buf_page >= fpage && f->buf_page < fpage + got) {
@@ -419,6 +424,9 @@ int32_t cairn_write(cairn *fs, int fd, const void *buf, int32_t len)
         return CAIRN_ERR_FBIG;
     if (len == 0)
         return 0;
+    err = cn_settle(fs, 2);
+    if (err)
+        return err;
     if (h->pos > f->size && (uint32_t)f->size % ps_of(fs) != 0 &&
         (uint32_t)h->pos / ps_of(fs) != (uint32_t)f->size / ps_of(fs)) {
         err = zero_tail(fs, f);
@@ -507,7 +515,9 @@ int cairn_truncate(cairn *fs, int fd, int32_t size)
         return CAIRN_ERR_INVAL;
     if (size == f->size)
         return 0;
-    err = cn_file_flush(fs, f);
+    err = cn_settle(fs, 2);
+    if (!err)
+        err = cn_file_flush(fs, f);
     if (!err && size > f->size)
         err = zero_tail(fs, f);
     if (err)
@@ -529,7 +539,9 @@ int cairn_truncate(cairn *fs, int fd, int32_t size)
 
 static int sync_file(cairn *fs, struct cn_file *f)
 {
-    int err = cn_file_flush(fs, f);
+    int err = f->buf_dirty || f->size != f->rec_size ? cn_settle(fs, 1) : 0;
+    if (!err)
+        err = cn_file_flush(fs, f);
     if (!err && f->size != f->rec_size)
         err = record_size(fs, f);
     return err;

@@ -52,7 +52,7 @@ static int plan(const struct cairn_config *cfg, struct layout *l)
     if (l->commit_pages == 0)
         l->commit_pages = 1;
     if (l->node_size % g->page_size || l->node_size < 1024 || l->node_size > 65536 ||
-        l->node_size / g->page_size > l->seg_pages / 2 || l->nslots < 12 || l->nslots > 255 ||
+        l->node_size / g->page_size > l->seg_pages / 2 || l->nslots < 12 || l->nslots > 254 ||
         l->max_open > CN_MAX_OPEN || l->seg_count < 4 + CN_RESERVE_SEGS + 3)
         return CAIRN_ERR_INVAL;
     /* one checkpoint must fit an anchor segment with room for more */
@@ -336,7 +336,10 @@ int cairn_sync(cairn *fs)
         struct cn_file *f = &fs->files[i];
         if (f->id == 0 || f->id == CN_NONE)
             continue;
-        err = cn_file_flush(fs, f);
+        if (f->buf_dirty)
+            err = cn_settle(fs, 1);
+        if (!err)
+            err = cn_file_flush(fs, f);
         if (!err && f->size != f->rec_size) {
             uint8_t p[8];
             cn_put32(p, f->id);

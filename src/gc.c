@@ -82,6 +82,9 @@ int cn_gc_one(cairn *fs)
     int err;
     if (fs->in_gc)
         return CAIRN_ERR_NOSPC;
+    err = cn_begin_write(fs);
+    if (err)
+        return err;
     fs->in_gc = 1;
     err = gc_one(fs);
     fs->in_gc = 0;

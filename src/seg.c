@@ -38,9 +38,7 @@ void cn_live_add(cairn *fs, uint32_t page, int32_t delta)
 int cn_seg_alloc(cairn *fs, int privileged, uint32_t *seg_out)
 {
     uint32_t s, best = CN_NONE;
-    int err = cn_begin_write(fs);
-    if (err)
-        return err;
+    int err;
     if (!privileged && cn_free_segs(fs) <= CN_RESERVE_SEGS)
         return CAIRN_ERR_NOSPC;
     if (!fs->recovering && cn_free_segs(fs) <= CN_RECOVERY_SEGS)
@@ -122,9 +120,6 @@ int cn_head_pages(cairn *fs, unsigned h, uint32_t want, uint32_t *page_out, uint
 {
     struct cn_head *hd = &fs->head[h];
     uint32_t n;
-    int err0 = cn_begin_write(fs);
-    if (err0)
-        return err0;
     if (need_segment(fs, h, want)) {
         uint32_t s;
         int err = cn_seg_alloc(fs, h != CN_H_DATA, &s);
@@ -145,15 +140,18 @@ int cn_head_pages(cairn *fs, unsigned h, uint32_t want, uint32_t *page_out, uint
     return 0;
 }
 
-/* Pages for user data: garbage is collected first if the volume is low. */
+/* Pages for user data (garbage was collected, if needed, by cn_settle). */
 int cn_data_pages(cairn *fs, uint32_t want, uint32_t *page_out, uint32_t *got)
 {
-    if (need_segment(fs, CN_H_DATA, want)) {
-        int err = cn_space_for_user(fs);
-        if (err)
-            return err;
-    }
-    return cn_head_pages(fs, CN_H_DATA, want, page_out, got);
+    int err = cn_begin_write(fs);
+    return err ? err : cn_head_pages(fs, CN_H_DATA, want, page_out, got);
+}
+
+/* Would `pages` of user data need a new segment? */
+int cn_data_head_short(const cairn *fs, uint32_t pages)
+{
+    const struct cn_head *hd = &fs->head[CN_H_DATA];
+    return hd->seg == CN_NONE || fs->seg_pages - hd->page < pages;
 }
 
 /* Segments the next checkpoint will free. */

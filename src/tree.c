@@ -15,12 +15,14 @@
 #define HDR 16u
 #define IENT 12u
 
+#define NO_SLOT 0xFFu
 struct path {
-    uint32_t slot[CN_MAX_HEIGHT];
-    uint32_t idx[CN_MAX_HEIGHT]; /* child index (internal) or entry index (leaf) */
-    uint32_t off;                /* leaf: byte offset of entry idx */
-    uint32_t n;                  /* levels pinned */
+    uint8_t slot[CN_MAX_HEIGHT];  /* cache slot per level, NO_SLOT once dropped */
+    uint8_t n;                    /* levels pinned */
+    uint16_t idx[CN_MAX_HEIGHT];  /* child index (internal) or entry index (leaf) */
+    uint16_t off;                 /* leaf: byte offset of entry idx */
 };
+#define WALK_FRESH 0xFFFFu /* idx of a level not yet visited by a walk */
 
 static uint32_t n_count(const uint8_t *n) { return cn_get16(n + 4); }
 static uint32_t n_used(const uint8_t *n) { return cn_get16(n + 6); }
@@ -47,13 +49,13 @@ static void unpin(cairn *fs, struct path *p)
 {
     uint32_t i;
     for (i = 0; i < p->n; i++)
-        if (p->slot[i] != CN_NONE && fs->slots[p->slot[i]].pins)
+        if (p->slot[i] != NO_SLOT && fs->slots[p->slot[i]].pins)
             fs->slots[p->slot[i]].pins--;
     p->n = 0;
 }
 
 /* Structural check of a node loaded from flash: counts, lengths, key order. */
-static int node_sane(const cairn *fs, const uint8_t *n, uint32_t want_level)
+CN_NOINLINE static int node_sane(const cairn *fs, const uint8_t *n, uint32_t want_level)
 {
     uint32_t count = n_count(n), used = n_used(n), i, off = 0;
     uint64_t prev = 0;
@@ -95,8 +97,8 @@ static int load(cairn *fs, struct path *p, uint32_t lv, uint32_t ref)
         return CAIRN_ERR_CORRUPT;
     }
     fs->slots[slot].pins++;
-    p->slot[lv] = slot;
-    p->n = lv + 1;
+    p->slot[lv] = (uint8_t)slot;
+    p->n = (uint8_t)(lv + 1);
     return 0;
 }
 
@@ -140,25 +142,32 @@ static int descend_from(cairn *fs, struct path *p, uint32_t from, uint64_t key, 
         n = cn_slot_data(fs, p->slot[lv]);
         if (lv + 1 < fs->height) {
             uint32_t i = pick == 0 ? internal_find(n, key) : pick == 1 ? 0 : n_count(n) - 1;
-            p->idx[lv] = i;
+            p->idx[lv] = (uint16_t)i;
             ref = cn_get32(ient(n, i) + 8);
         } else if (pick == 0) {
-            leaf_find(n, key, &p->idx[lv], &p->off);
+            {
+                uint32_t pos, off;
+                leaf_find(n, key, &pos, &off);
+                p->idx[lv] = (uint16_t)pos;
+                p->off = (uint16_t)off;
+            }
         } else if (pick == 1 || n_count(n) == 0) {
             p->idx[lv] = 0;
             p->off = 0;
         } else { /* the last entry */
             uint32_t i;
-            p->idx[lv] = n_count(n) - 1;
+            p->idx[lv] = (uint16_t)(n_count(n) - 1);
             p->off = 0;
             for (i = 0; i + 1 < n_count(n); i++)
-                p->off += ent_size(n + HDR + p->off);
+                p->off = (uint16_t)(p->off + ent_size(n + HDR + p->off));
         }
     }
     return 0;
 }
 
-static int descend(cairn *fs, struct path *p, uint64_t key)
+/* Pin the path from the root to the leaf where key belongs (unpinned again
+ * on an error). Inline: it sits on every lookup's call chain. */
+static inline int descend(cairn *fs, struct path *p, uint64_t key)
 {
     int err;
     p->n = 0;
@@ -174,7 +183,7 @@ static void release_below(cairn *fs, struct path *p, uint32_t lv)
     for (i = lv; i < p->n; i++)
         if (fs->slots[p->slot[i]].pins)
             fs->slots[p->slot[i]].pins--;
-    p->n = lv;
+    p->n = (uint8_t)lv;
 }
 
 /* Move the path to the next (dir 1) or previous (dir -1) leaf. Returns 1 when
@@ -184,7 +193,7 @@ static int step_leaf(cairn *fs, struct path *p, int dir)
     uint32_t leaf = fs->height - 1, lv = leaf;
     while (lv > 0) {
         uint8_t *n = cn_slot_data(fs, p->slot[lv - 1]);
-        if (dir > 0 ? p->idx[lv - 1] + 1 < n_count(n) : p->idx[lv - 1] > 0) {
+        if (dir > 0 ? (uint32_t)p->idx[lv - 1] + 1u < n_count(n) : p->idx[lv - 1] > 0) {
             p->idx[lv - 1] = dir > 0 ? p->idx[lv - 1] + 1 : p->idx[lv - 1] - 1;
             release_below(fs, p, lv);
             return descend_from(fs, p, lv, 0, dir > 0 ? 1 : 2);
@@ -242,7 +251,7 @@ int cn_tree_seek(cairn *fs, uint64_t key, int le, uint64_t *found, void *val,
             for (i = 0; i + 1 < p.idx[leaf]; i++)
                 o += ent_size(n + HDR + o);
             p.idx[leaf]--;
-            p.off = o;
+            p.off = (uint16_t)o;
         }
     } else if (!le && p.idx[leaf] >= n_count(n)) {
         err = step_leaf(fs, &p, 1);
@@ -280,9 +289,6 @@ static void make_dirty(cairn *fs, struct path *p, uint32_t levels)
 
 static int ensure_room(cairn *fs)
 {
-    int err = cn_begin_write(fs);
-    if (err)
-        return err;
     if (cn_cache_evictable(fs) >= fs->height + 3)
         return 0;
     if (fs->read_only)
@@ -322,7 +328,7 @@ static void leaf_insert_at(uint8_t *n, uint32_t off, uint64_t key, const struct 
 
 /* Split a full leaf while inserting; returns the new right node's slot and
  * its first key. The split point balances bytes so both halves fit. */
-static int leaf_split(cairn *fs, struct path *p, uint64_t key, const struct cn_val *v,
+CN_NOINLINE static int leaf_split(cairn *fs, struct path *p, uint64_t key, const struct cn_val *v,
                       uint32_t *right, uint64_t *sep)
 {
     uint32_t leaf = p->n - 1, pos = p->idx[leaf], need = 10u + v->alen + v->blen;
@@ -377,7 +383,7 @@ static int leaf_split(cairn *fs, struct path *p, uint64_t key, const struct cn_v
 
 /* Insert (key, child) at index i of the internal node at level lv, splitting
  * upward as needed; a root split grows the tree by one level. */
-static int internal_insert(cairn *fs, struct path *p, uint32_t lv, uint64_t key, uint32_t child)
+CN_NOINLINE static int internal_insert(cairn *fs, struct path *p, uint32_t lv, uint64_t key, uint32_t child)
 {
     for (;;) {
         uint32_t slot, i, count, s, total, r;
@@ -496,7 +502,7 @@ int cn_tree_put2(cairn *fs, uint64_t key, const struct cn_val *v)
 
 /* Remove entry idx from the internal node at level lv, dropping nodes that
  * become empty and collapsing a root left with one child. */
-static void internal_remove(cairn *fs, struct path *p, uint32_t lv)
+CN_NOINLINE static void internal_remove(cairn *fs, struct path *p, uint32_t lv)
 {
     for (;;) {
         uint8_t *n = cn_slot_data(fs, p->slot[lv]);
@@ -507,7 +513,7 @@ static void internal_remove(cairn *fs, struct path *p, uint32_t lv)
             break;
         fs->slots[p->slot[lv]].pins = 0;
         cn_cache_drop(fs, p->slot[lv]);
-        p->slot[lv] = CN_NONE;
+        p->slot[lv] = NO_SLOT;
         lv--;
     }
     while (fs->height > 1) {
@@ -523,7 +529,7 @@ static void internal_remove(cairn *fs, struct path *p, uint32_t lv)
         cn_cache_drop(fs, rs);
         for (lv = 0; lv < p->n; lv++)
             if (p->slot[lv] == rs)
-                p->slot[lv] = CN_NONE;
+                p->slot[lv] = NO_SLOT;
         fs->height--;
     }
 }
@@ -552,7 +558,7 @@ int cn_tree_del(cairn *fs, uint64_t key)
     if (n_count(n) == 0 && leaf > 0) {
         fs->slots[p.slot[leaf]].pins = 0;
         cn_cache_drop(fs, p.slot[leaf]);
-        p.slot[leaf] = CN_NONE;
+        p.slot[leaf] = NO_SLOT;
         internal_remove(fs, &p, leaf - 1);
     }
     unpin(fs, &p);
@@ -585,19 +591,19 @@ static int walk_child(cairn *fs, struct path *p, uint32_t lv, uint32_t i)
 {
     uint8_t *n = cn_slot_data(fs, p->slot[lv]);
     int err;
-    p->idx[lv] = i;
+    p->idx[lv] = (uint16_t)i;
     release_below(fs, p, lv + 1);
     err = walk_room(fs);
     if (!err)
         err = load(fs, p, lv + 1, cn_get32(ient(n, i) + 8));
     if (!err)
-        p->idx[lv + 1] = CN_NONE;
+        p->idx[lv + 1] = WALK_FRESH;
     return err;
 }
 
 /* Pre-order walk over every node. fn returns 1 to have the node rewritten
  * (copy-on-write, e.g. to move it out of a GC victim), 0 to go on, <0 to stop
- * with that error. idx[lv] is CN_NONE until the node at lv is visited, then
+ * with that error. idx[lv] is WALK_FRESH until the node at lv is visited, then
  * the child being walked. */
 int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg)
 {
@@ -606,12 +612,12 @@ int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg)
     int err;
     p.n = 0;
     err = load(fs, &p, 0, fs->root);
-    p.idx[0] = CN_NONE;
+    p.idx[0] = WALK_FRESH;
     while (!err) {
         uint32_t slot = p.slot[lv], next;
-        if (p.idx[lv] == CN_NONE) {
+        if (p.idx[lv] == WALK_FRESH) {
             int r = fn(fs, slot, fs->slots[slot].dirty ? CN_NONE : fs->slots[slot].addr, arg);
-            err = r == 1 ? cn_begin_write(fs) : r;
+            err = r < 0 ? r : 0; /* a rewriting walker began the session itself */
             if (err)
                 break;
             if (r == 1)
