@@ -377,6 +377,8 @@ int cairn_closedir(cairn *fs, int dd)
 
 /* ---- custom attributes ---- */
 
+#ifndef CAIRN_NO_ATTRS
+
 static int attr_target(cairn *fs, const char *path, int write, uint32_t *id)
 {
     uint32_t parent, sub, len;
@@ -434,3 +436,23 @@ int cairn_removeattr(cairn *fs, const char *path, uint8_t type)
     p[4] = type;
     return cn_record(fs, CN_R_ATTRDEL, p, 5);
 }
+
+#else /* volumes written with attributes still mount: records and keys stay valid */
+int cairn_getattr(cairn *fs, const char *path, uint8_t type, void *buf, uint32_t size)
+{
+    (void)fs, (void)path, (void)type, (void)buf, (void)size;
+    return CAIRN_ERR_INVAL;
+}
+
+int cairn_setattr(cairn *fs, const char *path, uint8_t type, const void *buf, uint32_t size)
+{
+    (void)fs, (void)path, (void)type, (void)buf, (void)size;
+    return CAIRN_ERR_INVAL;
+}
+
+int cairn_removeattr(cairn *fs, const char *path, uint8_t type)
+{
+    (void)fs, (void)path, (void)type;
+    return CAIRN_ERR_INVAL;
+}
+#endif
