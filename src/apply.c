@@ -6,6 +6,7 @@
  *   EXTENT  id, fpage, phys, count, size        pages [fpage, +count) at phys
  *   SIZE    id, size                            set size (shrink queues trim)
  *   TRIM    id                                  free up to CN_TRIM_BATCH keys
+ *   MOVE    id, fpage, old phys, new phys, count  GC moved one whole extent
  *   CREATE  parent, id, sub, type u8, nlen u8, name
  *   REMOVE  parent, sub, id
  *   RENAME  oparent, osub, nparent, nsub, replaced, nlen u8, name
@@ -196,6 +197,27 @@ CN_NOINLINE static int apply_extent(cairn *fs, uint32_t id, uint32_t fpage, uint
     return inode_set_size(fs, id, size);
 }
 
+/* GC moved an extent, unchanged but for its pages: rewrite its value. The
+ * extent must be exactly as GC saw it. */
+CN_NOINLINE static int apply_move(cairn *fs, const uint8_t *p)
+{
+    uint32_t id = cn_get32(p), fpage = cn_get32(p + 4), from = cn_get32(p + 8);
+    uint32_t to = cn_get32(p + 12), count = cn_get32(p + 16), ph, n;
+    int err;
+    if (!valid_run(fs, fpage, to, count))
+        return CAIRN_ERR_CORRUPT;
+    err = get_extent(fs, cn_key(id, CN_K_EXTENT, fpage), &ph, &n);
+    if (err || ph != from || n != count)
+        return err && err != CAIRN_ERR_NOENT ? err : CAIRN_ERR_CORRUPT;
+    err = put_extent(fs, id, fpage, to, count);
+    if (err)
+        return err;
+    cn_live_add(fs, from, -(int32_t)count);
+    cn_live_add(fs, to, (int32_t)count);
+    cn_files_forget_extents(fs, id);
+    return 0;
+}
+
 /* Queue the object for trimming: its space is freed in bounded steps. */
 static int add_orphan(cairn *fs, uint32_t id)
 {
@@ -358,6 +380,8 @@ int cn_apply(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
                         : CAIRN_ERR_CORRUPT;
     case CN_R_TRIM:
         return len == 4 ? apply_trim(fs, cn_get32(p)) : CAIRN_ERR_CORRUPT;
+    case CN_R_MOVE:
+        return len == 20 ? apply_move(fs, p) : CAIRN_ERR_CORRUPT;
     case CN_R_CREATE:
         return len >= 14 ? apply_create(fs, p, len) : CAIRN_ERR_CORRUPT;
     case CN_R_REMOVE:
@@ -401,8 +425,8 @@ int cn_commit(cairn *fs)
 
 /* Before a record, when free segments run low: free dead segments with a
  * commit, or collect garbage if the next flush would have nowhere to go
- * (deletes on a full volume depend on it). Only called at the top of an
- * operation, never from GC itself, so GC is never re-entered. */
+ * (deletes on a full volume depend on it). Only cn_settle calls it, at the
+ * top of an operation, never from GC itself, so GC is never re-entered. */
 static int record_space(cairn *fs)
 {
     int err = 0;
@@ -448,10 +472,10 @@ static int record_room(cairn *fs)
     return 0;
 }
 
-/* A record is in the journal: apply it, commit when the journal is long. */
-static int record_applied(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
+/* A record is in the journal and `err` says how applying it went: commit
+ * when the journal is long. */
+static int record_done(cairn *fs, int err)
 {
-    int err = cn_apply(fs, type, p, len);
     if (err) {
         fs->broken = 1; /* the journal holds a record the tree does not */
         return err;
@@ -461,27 +485,38 @@ static int record_applied(cairn *fs, uint8_t type, const uint8_t *p, uint32_t le
     return 0;
 }
 
-/* Append a record, apply it, and commit when the journal is long enough.
- * The GC's own records come here directly. */
-int cn_record_nogc(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
+/* GC's record: applied directly, not through cn_apply, which keeps the
+ * other record handlers off GC's call chain. */
+int cn_record_move(cairn *fs, const uint8_t *p)
 {
     int err = record_room(fs);
-    if (err)
-        return err;
-    if (type != CN_R_EXTENT ||
-        cn_log_extend_extent(fs, cn_get32(p), cn_get32(p + 4), cn_get32(p + 8),
-                             cn_get32(p + 12), (int32_t)cn_get32(p + 16)) != 1) {
-        err = cn_log_append(fs, type, p, len);
-        if (err)
-            return err;
-    }
-    return record_applied(fs, type, p, len);
+    if (!err)
+        err = cn_log_append(fs, CN_R_MOVE, p, 20);
+    return err ? err : record_done(fs, apply_move(fs, p));
 }
 
+/* Append a record, apply it, and commit when the journal is long enough.
+ * It never collects garbage: operations call cn_settle first. */
 int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
 {
-    int err = record_space(fs);
-    return err ? err : cn_record_nogc(fs, type, p, len);
+    int err = record_room(fs);
+    if (!err)
+        err = cn_log_append(fs, type, p, len);
+    return err ? err : record_done(fs, cn_apply(fs, type, p, len));
+}
+
+/* The file layer's extent records, applied without the dispatcher (which
+ * keeps the other handlers off the write path's call chain). An extent that
+ * continues the newest record while it is still in RAM grows that record. */
+int cn_record_extent(cairn *fs, const uint8_t *p)
+{
+    uint32_t id = cn_get32(p), fpage = cn_get32(p + 4), phys = cn_get32(p + 8);
+    uint32_t count = cn_get32(p + 12);
+    int32_t size = (int32_t)cn_get32(p + 16);
+    int err = record_room(fs);
+    if (!err && cn_log_extend_extent(fs, id, fpage, phys, count, size) != 1)
+        err = cn_log_append(fs, CN_R_EXTENT, p, 20);
+    return err ? err : record_done(fs, apply_extent(fs, id, fpage, phys, count, size));
 }
 
 /* Tagged media: a file page as a journal entry of its own. Returns 1 when
@@ -489,19 +524,12 @@ int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
 int cn_record_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
                         const uint8_t *data, uint32_t *phys)
 {
-    uint8_t p[20];
     int err = record_room(fs);
+    if (!err)
+        err = cn_log_data_page(fs, id, fpage, size, data, phys);
     if (err)
         return err;
-    err = cn_log_data_page(fs, id, fpage, size, data, phys);
-    if (err)
-        return err;
-    cn_put32(p, id);
-    cn_put32(p + 4, fpage);
-    cn_put32(p + 8, *phys);
-    cn_put32(p + 12, 1);
-    cn_put32(p + 16, (uint32_t)size);
-    return record_applied(fs, CN_R_EXTENT, p, 20);
+    return record_done(fs, apply_extent(fs, id, fpage, *phys, 1, size));
 }
 
 /* Free the space of orphaned objects, at most `budget` trim records. */
@@ -517,7 +545,9 @@ int cn_finish_orphans(cairn *fs, uint32_t budget)
         if (err)
             return err;
         cn_put32(p, cn_key_sub(k));
-        err = cn_record(fs, CN_R_TRIM, p, 4);
+        err = cn_settle(fs, 0);
+        if (!err)
+            err = cn_record(fs, CN_R_TRIM, p, 4);
         if (err)
             return err;
     }

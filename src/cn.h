@@ -119,6 +119,7 @@ enum cn_rec_type {
     CN_R_EXTENT = 0x10,
     CN_R_SIZE = 0x11,
     CN_R_TRIM = 0x12,
+    CN_R_MOVE = 0x13,
     CN_R_CREATE = 0x20,
     CN_R_REMOVE = 0x21,
     CN_R_RENAME = 0x22,
@@ -280,7 +281,8 @@ int cn_apply(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
 int cn_commit(cairn *fs);
 int cn_reserve(cairn *fs);
 int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
-int cn_record_nogc(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
+int cn_record_move(cairn *fs, const uint8_t *p);
+int cn_record_extent(cairn *fs, const uint8_t *p);
 int cn_finish_orphans(cairn *fs, uint32_t budget);
 
 /* gc.c */
@@ -294,7 +296,7 @@ uint32_t cn_name_hash(const char *name, uint32_t len);
 
 /* file.c */
 int cn_file_flush(cairn *fs, struct cn_file *f);
-int cn_files_flush_all(cairn *fs);
+int cn_sync_file(cairn *fs, struct cn_file *f);
 
 /* inode value: type u8, 0[3], parent u32, size i32, sub of its dirent u32 */
 #define CN_INODE_LEN 16u

@@ -183,6 +183,9 @@ int cairn_remove(cairn *fs, const char *path)
         if (!err)
             return CAIRN_ERR_NOTEMPTY;
     }
+    err = cn_settle(fs, 0);
+    if (err)
+        return err;
     cn_files_unlinked(fs, id);
     cn_put32(p, parent);
     cn_put32(p + 4, sub);
@@ -251,6 +254,9 @@ int cairn_rename(cairn *fs, const char *from, const char *to)
         if (err)
             return err < 0 ? err : CAIRN_ERR_INVAL;
     }
+    err = cn_settle(fs, 0);
+    if (err)
+        return err;
     if (replaced)
         cn_files_unlinked(fs, replaced);
     cn_put32(p, op);
@@ -432,6 +438,9 @@ int cairn_removeattr(cairn *fs, const char *path, uint8_t type)
     err = cn_tree_get(fs, cn_key(id, CN_K_ATTR, type), NULL, 0, &vlen);
     if (err)
         return err == CAIRN_ERR_NOENT ? CAIRN_ERR_NOATTR : err;
+    err = cn_settle(fs, 0);
+    if (err)
+        return err;
     cn_put32(p, id);
     p[4] = type;
     return cn_record(fs, CN_R_ATTRDEL, p, 5);

@@ -187,7 +187,7 @@ static int record_extent(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t 
     cn_put32(p + 8, phys);
     cn_put32(p + 12, count);
     cn_put32(p + 16, (uint32_t)size);
-    err = cn_record_nogc(fs, CN_R_EXTENT, p, 20);
+    err = cn_record_extent(fs, p);
     if (!err)
         f->rec_size = size;
     return err;
@@ -254,19 +254,6 @@ int cn_file_flush(cairn *fs, struct cn_file *f)
         f->tail_prog = valid;
     } else {
         f->tail_phys = CN_NONE;
-    }
-    return 0;
-}
-
-int cn_files_flush_all(cairn *fs)
-{
-    uint32_t i;
-    for (i = 0; i < fs->max_open; i++) {
-        if (fs->files[i].id != 0) {
-            int err = cn_file_flush(fs, &fs->files[i]);
-            if (err)
-                return err;
-        }
     }
     return 0;
 }
@@ -537,7 +524,7 @@ int cairn_truncate(cairn *fs, int fd, int32_t size)
     return err;
 }
 
-static int sync_file(cairn *fs, struct cn_file *f)
+int cn_sync_file(cairn *fs, struct cn_file *f)
 {
     int err = f->buf_dirty || f->size != f->rec_size ? cn_settle(fs, 1) : 0;
     if (!err)
@@ -554,7 +541,7 @@ int cairn_file_sync(cairn *fs, int fd)
     int err;
     if (f == NULL)
         return CAIRN_ERR_BADF;
-    err = sync_file(fs, f);
+    err = cn_sync_file(fs, f);
     if (!err)
         err = cn_log_flush(fs);
     if (!err)
@@ -573,7 +560,7 @@ int cairn_close(cairn *fs, int fd)
     h = &fs->handles[fd];
     f = &fs->files[h->file];
     if (f->id != CN_NONE && (h->flags & CAIRN_O_WRONLY) && !fs->read_only) {
-        err = sync_file(fs, f);
+        err = cn_sync_file(fs, f);
         if (!err)
             err = cn_log_flush(fs);
         if (!err)
@@ -641,12 +628,20 @@ static int open_object(cairn *fs, uint32_t id, int flags)
     fs->handles[h].flags = (uint8_t)flags;
     fs->handles[h].file = (uint16_t)slot;
     fs->handles[h].pos = 0;
-    if ((flags & CAIRN_O_TRUNC) && (flags & CAIRN_O_WRONLY) && fs->files[slot].size > 0) {
-        err = cairn_truncate(fs, h, 0);
-        if (err) {
-            cairn_close(fs, h);
-            return err;
-        }
+    return h;
+}
+
+/* O_TRUNC, after the handle exists (at the caller's level: keeps the
+ * truncation off open_object's frame). */
+static int open_truncate(cairn *fs, int h, int flags)
+{
+    int err;
+    if (h < 0 || !(flags & CAIRN_O_TRUNC) || !(flags & CAIRN_O_WRONLY))
+        return h;
+    err = cairn_truncate(fs, h, 0);
+    if (err) {
+        cairn_close(fs, h);
+        return err;
     }
     return h;
 }
@@ -685,7 +680,7 @@ int cairn_open(cairn *fs, const char *path, int flags)
     } else {
         return err;
     }
-    return open_object(fs, id, flags);
+    return open_truncate(fs, open_object(fs, id, flags), flags);
 }
 
 int cairn_open_id(cairn *fs, uint32_t id, int flags)
@@ -705,5 +700,5 @@ int cairn_open_id(cairn *fs, uint32_t id, int flags)
         return err;
     if (type != CAIRN_TYPE_FILE)
         return CAIRN_ERR_ISDIR;
-    return open_object(fs, id, flags);
+    return open_truncate(fs, open_object(fs, id, flags), flags);
 }

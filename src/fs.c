@@ -205,6 +205,8 @@ static int pin_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len, v
     (void)arg;
     if (type == CN_R_EXTENT && len == 20)
         s = cn_seg_of(fs, cn_get32(p + 8));
+    else if (type == CN_R_MOVE && len == 20)
+        s = cn_seg_of(fs, cn_get32(p + 12));
     else if (type == CN_R_NEXT && len == 4)
         s = cn_get32(p);
     if (s >= 2 && s < fs->seg_count) {
@@ -332,23 +334,9 @@ int cairn_sync(cairn *fs)
     int err = cn_fs_ready(fs, 0);
     if (err || fs->read_only)
         return err;
-    for (i = 0; i < fs->max_open && !err; i++) {
-        struct cn_file *f = &fs->files[i];
-        if (f->id == 0 || f->id == CN_NONE)
-            continue;
-        if (f->buf_dirty)
-            err = cn_settle(fs, 1);
-        if (!err)
-            err = cn_file_flush(fs, f);
-        if (!err && f->size != f->rec_size) {
-            uint8_t p[8];
-            cn_put32(p, f->id);
-            cn_put32(p + 4, (uint32_t)f->size);
-            err = cn_record(fs, CN_R_SIZE, p, 8);
-            if (!err)
-                f->rec_size = f->size;
-        }
-    }
+    for (i = 0; i < fs->max_open && !err; i++)
+        if (fs->files[i].id != 0 && fs->files[i].id != CN_NONE)
+            err = cn_sync_file(fs, &fs->files[i]);
     if (!err)
         err = cn_log_flush(fs);
     if (!err)

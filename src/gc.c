@@ -17,39 +17,30 @@ static int node_in_victim(cairn *fs, uint32_t slot, uint32_t addr, void *arg)
     return addr != CN_NONE && cn_seg_of(fs, addr) == g->victim ? 1 : 0;
 }
 
-/* Copy one extent that lies in the victim to the cold head. */
+/* Copy one extent that lies in the victim to the cold head, whole (the cold
+ * head hands out a run of exactly its pages, extents never cross segments). */
 static int move_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32_t count)
 {
-    int32_t size;
-    int err = cn_inode_get(fs, id, NULL, NULL, &size);
+    uint32_t to, got, i;
+    uint8_t p[20];
+    int err = cn_head_pages(fs, CN_H_COLD, count, &to, &got);
     if (err)
         return err;
-    while (count > 0) {
-        uint32_t to, got, i;
-        uint8_t p[20];
-        err = cn_head_pages(fs, CN_H_COLD, count, &to, &got);
+    if (got != count)
+        return CAIRN_ERR_CORRUPT;
+    for (i = 0; i < count; i++) {
+        err = cn_dev_read(fs, phys + i, 0, fs->scratch2, fs->page_size);
+        if (!err)
+            err = cn_write_data(fs, to + i, id, fpage + i, fs->scratch2, 1);
         if (err)
             return err;
-        for (i = 0; i < got; i++) {
-            err = cn_dev_read(fs, phys + i, 0, fs->scratch2, fs->page_size);
-            if (!err)
-                err = cn_write_data(fs, to + i, id, fpage + i, fs->scratch2, 1);
-            if (err)
-                return err;
-        }
-        cn_put32(p, id);
-        cn_put32(p + 4, fpage);
-        cn_put32(p + 8, to);
-        cn_put32(p + 12, got);
-        cn_put32(p + 16, (uint32_t)size);
-        err = cn_record_nogc(fs, CN_R_EXTENT, p, 20);
-        if (err)
-            return err;
-        fpage += got;
-        phys += got;
-        count -= got;
     }
-    return 0;
+    cn_put32(p, id);
+    cn_put32(p + 4, fpage);
+    cn_put32(p + 8, phys);
+    cn_put32(p + 12, to);
+    cn_put32(p + 16, count);
+    return cn_record_move(fs, p);
 }
 
 static int move_data(cairn *fs, uint32_t victim)

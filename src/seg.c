@@ -111,10 +111,10 @@ static int need_segment(const cairn *fs, unsigned h, uint32_t want)
 {
     const struct cn_head *hd = &fs->head[h];
     return hd->seg == CN_NONE || hd->page >= fs->seg_pages ||
-           (h == CN_H_META && fs->seg_pages - hd->page < want);
+           (h != CN_H_DATA && fs->seg_pages - hd->page < want);
 }
 
-/* Up to `want` contiguous pages at head h (exactly `want` for tree nodes).
+/* Up to `want` contiguous pages at head h (exactly `want` for tree nodes and GC).
  * The data head is the users' and never takes the reserve. */
 int cn_head_pages(cairn *fs, unsigned h, uint32_t want, uint32_t *page_out, uint32_t *got)
 {
