@@ -508,14 +508,19 @@ int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
 /* The file layer's extent records, applied without the dispatcher (which
  * keeps the other handlers off the write path's call chain). An extent that
  * continues the newest record while it is still in RAM grows that record. */
-int cn_record_extent(cairn *fs, const uint8_t *p)
+int cn_record_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32_t count,
+                     int32_t size)
 {
-    uint32_t id = cn_get32(p), fpage = cn_get32(p + 4), phys = cn_get32(p + 8);
-    uint32_t count = cn_get32(p + 12);
-    int32_t size = (int32_t)cn_get32(p + 16);
     int err = record_room(fs);
-    if (!err && cn_log_extend_extent(fs, id, fpage, phys, count, size) != 1)
+    if (!err && cn_log_extend_extent(fs, id, fpage, phys, count, size) != 1) {
+        uint8_t p[20];
+        cn_put32(p, id);
+        cn_put32(p + 4, fpage);
+        cn_put32(p + 8, phys);
+        cn_put32(p + 12, count);
+        cn_put32(p + 16, (uint32_t)size);
         err = cn_log_append(fs, CN_R_EXTENT, p, 20);
+    }
     return err ? err : record_done(fs, apply_extent(fs, id, fpage, phys, count, size));
 }
 

@@ -282,7 +282,8 @@ int cn_commit(cairn *fs);
 int cn_reserve(cairn *fs);
 int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
 int cn_record_move(cairn *fs, const uint8_t *p);
-int cn_record_extent(cairn *fs, const uint8_t *p);
+int cn_record_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32_t count,
+                     int32_t size);
 int cn_finish_orphans(cairn *fs, uint32_t budget);
 
 /* gc.c */

@@ -173,21 +173,17 @@ int cn_write_data(cairn *fs, uint32_t phys, uint32_t id, uint32_t fpage, const u
     return 0;
 }
 
+/* Journal pages [fpage, +count) at phys, with the size the file has once they
+ * are there (what was written after them is not durable yet). */
 static int record_extent(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t phys,
                          uint32_t count)
 {
-    uint8_t p[20];
     int64_t end = (int64_t)(fpage + count) * ps_of(fs);
     int32_t size = f->size < end ? f->size : (int32_t)end;
     int err;
     if (size < f->rec_size)
         size = f->rec_size;
-    cn_put32(p, f->id);
-    cn_put32(p + 4, fpage);
-    cn_put32(p + 8, phys);
-    cn_put32(p + 12, count);
-    cn_put32(p + 16, (uint32_t)size);
-    err = cn_record_extent(fs, p);
+    err = cn_record_extent(fs, f->id, fpage, phys, count, size);
     if (!err)
         f->rec_size = size;
     return err;
