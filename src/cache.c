@@ -12,7 +12,7 @@ uint8_t *cn_slot_data(cairn *fs, uint32_t slot)
     return fs->cache + (size_t)slot * fs->node_size;
 }
 
-int cn_node_check(const cairn *fs, const uint8_t *node, uint32_t size)
+static int node_check(const uint8_t *node, uint32_t size)
 {
     uint32_t used = cn_get16(node + 6);
     uint8_t hdr[NODE_HDR];
@@ -25,7 +25,6 @@ int cn_node_check(const cairn *fs, const uint8_t *node, uint32_t size)
     cn_put32(hdr + 12, 0);
     crc = cn_crc32(0, hdr, NODE_HDR);
     crc = cn_crc32(crc, node + NODE_HDR, used);
-    (void)fs;
     return crc == cn_get32(node + 12) ? 0 : CAIRN_ERR_CORRUPT;
 }
 
@@ -85,7 +84,7 @@ int cn_cache_get(cairn *fs, uint32_t ref, uint32_t *slot_out)
     fs->slots[slot].used = 0;
     err = cn_dev_read(fs, ref, 0, cn_slot_data(fs, slot), fs->node_size);
     if (!err)
-        err = cn_node_check(fs, cn_slot_data(fs, slot), fs->node_size);
+        err = node_check(cn_slot_data(fs, slot), fs->node_size);
     if (err)
         return err;
     fs->slots[slot].used = 1;
@@ -137,14 +136,6 @@ void cn_cache_drop(cairn *fs, uint32_t slot)
     s->used = 0;
     s->dirty = 0;
     s->pins = 0;
-}
-
-void cn_cache_reset(cairn *fs)
-{
-    uint32_t i;
-    for (i = 0; i < fs->nslots; i++)
-        memset(&fs->slots[i], 0, sizeof(fs->slots[i]));
-    fs->dirty_nodes = 0;
 }
 
 static void patch_parent(cairn *fs, uint32_t child, uint32_t level, uint32_t addr)

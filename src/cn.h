@@ -142,7 +142,6 @@ struct cn_log {
 struct cn_file {
     uint32_t id;     /* 0: slot unused */
     uint16_t refs;
-    uint8_t type;
     uint8_t buf_dirty;
     int32_t size;     /* current size, including buffered bytes */
     int32_t rec_size; /* size as the journal/tree knows it */
@@ -174,7 +173,6 @@ struct cairn {
     uint8_t spare_tags; /* NAND: data pages carry a tag in the spare area */
     uint8_t mounted;
     uint8_t read_only;
-    uint8_t in_commit;
     /* checkpoint state */
     uint32_t ckpt_seq;      /* sequence of the newest checkpoint */
     uint32_t ckpt_anchor;   /* 0 or 1: anchor holding the newest one */
@@ -223,8 +221,6 @@ void cn_cache_cow(cairn *fs, uint32_t slot);
 void cn_cache_drop(cairn *fs, uint32_t slot);
 uint32_t cn_cache_evictable(const cairn *fs);
 int cn_cache_flush(cairn *fs);
-void cn_cache_reset(cairn *fs);
-int cn_node_check(const cairn *fs, const uint8_t *node, uint32_t size);
 
 /* tree.c */
 int cn_tree_get(cairn *fs, uint64_t key, void *val, uint32_t cap, uint32_t *vlen);
@@ -253,7 +249,6 @@ int cn_data_pages(cairn *fs, uint32_t want, uint32_t *page_out, uint32_t *got);
 int cn_data_head_short(const cairn *fs, uint32_t pages);
 int cn_settle(cairn *fs, uint32_t pages);
 void cn_live_add(cairn *fs, uint32_t page, int32_t delta);
-void cn_seg_recount(cairn *fs);
 int cn_space_for_user(cairn *fs);
 uint32_t cn_free_segs(const cairn *fs);
 uint32_t cn_dead_segs(const cairn *fs);
@@ -265,7 +260,6 @@ int cn_log_append(cairn *fs, uint8_t type, const uint8_t *payload, uint32_t len)
 int cn_log_extend_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys,
                          uint32_t count, int32_t size);
 int cn_log_flush(cairn *fs);
-int cn_log_start_fresh(cairn *fs);
 typedef int (*cn_rec_fn)(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len,
                          void *arg);
 int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
@@ -279,7 +273,6 @@ int cn_ckpt_format(cairn *fs);
 /* apply.c: record effects on the tree (shared by live path and replay) */
 int cn_apply(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
 int cn_commit(cairn *fs);
-int cn_reserve(cairn *fs);
 int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
 int cn_record_move(cairn *fs, const uint8_t *p);
 int cn_record_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32_t count,

@@ -611,7 +611,6 @@ static int open_object(cairn *fs, uint32_t id, int flags)
             memset(f, 0, sizeof *f);
             f->buf = buf;
             f->id = id;
-            f->type = CAIRN_TYPE_FILE;
             f->size = size;
             f->rec_size = size;
             f->buf_page = CN_NONE;
