@@ -3,17 +3,32 @@ BUILD      ?= build
 BUILD_REL  ?= build-release
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE      ?= cmake
+PYTHON     ?= python3
+VENV       ?= .venv
+VPY        := $(VENV)/bin/python
 
-.PHONY: all build test bench torture clean
+.PHONY: all build venv test bench torture clean
 
-all: build
+all: build venv
 
 build:
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Debug -DCAIRN_SANITIZE=ON
 	$(CMAKE) --build $(BUILD) -j $(JOBS)
 
-test: build
+# The project's Python environment (python/requirements.txt, pinned) with the
+# bindings (package cairn in python/) linked in by a .pth file. pip runs only
+# when the environment is missing or the requirements changed.
+$(VENV)/.stamp: python/requirements.txt
+	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --disable-pip-version-check -r python/requirements.txt
+	touch $@
+
+venv: $(VENV)/.stamp
+	@$(VPY) -c 'import pathlib, sys, sysconfig; pathlib.Path(sysconfig.get_paths()["purelib"], "cairn.pth").write_text(sys.argv[1] + "\n")' "$(CURDIR)/python"
+
+test: build venv
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	CAIRN_LIB="$(abspath $(BUILD))/python/libcairn_py.so" $(VPY) -m pytest -c python/pytest.ini python/tests
 
 # The benchmark report runs an optimised build without sanitizers.
 bench:
