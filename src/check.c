@@ -235,6 +235,9 @@ int cairn_check(cairn *fs, struct cairn_check_report *report, cairn_check_fn rep
     }
     for (s = 0; s < fs->seg_count; s++)
         fs->segs[s].aux = 0;
+    if (err == CAIRN_ERR_CORRUPT || err == CAIRN_ERR_NOENT || err == CAIRN_ERR_IO)
+        problem(&c, err == CAIRN_ERR_IO ? "tree: a node cannot be read (the check stopped)"
+                                        : "tree: a node is corrupt (the check stopped)");
     if (err)
         return err == CAIRN_ERR_NOENT ? CAIRN_ERR_CORRUPT : err;
     return report->errors ? CAIRN_ERR_CORRUPT : 0;

@@ -356,13 +356,15 @@ int32_t cairn_read(cairn *fs, int fd, void *buf, int32_t len)
 
 /* Whole pages of a write, programmed from the caller's buffer. */
 static int write_pages(cairn *fs, struct cn_file *f, uint32_t fpage, const uint8_t *src,
-                       uint32_t pages)
+                       uint32_t pages, uint32_t *written)
 {
     int err = cn_file_flush(fs, f); /* keep the journal in the order of writes */
+    *written = 0;
     if (err)
         return err;
     while (pages > 0) {
         uint32_t phys, got;
+        int32_t old_size = f->size;
         int64_t end;
         err = cn_settle(fs, pages);
         if (!err)
@@ -380,9 +382,12 @@ static int write_pages(cairn *fs, struct cn_file *f, uint32_t fpage, const uint8
         if (f->size < end)
             f->size = (int32_t)end;
         err = record_extent(fs, f, fpage, phys, got);
-        if (err)
+        if (err) {
+            f->size = old_size; /* those pages are not part of the file */
             return err;
+        }
         f->tail_phys = CN_NONE;
+        *written += got;
         fpage += got;
         src += (size_t)got * ps_of(fs);
         pages -= got;
@@ -420,13 +425,15 @@ int32_t cairn_write(cairn *fs, int fd, const void *buf, int32_t len)
         uint32_t pos = (uint32_t)h->pos, fpage = pos / ps_of(fs), in = pos % ps_of(fs);
         uint32_t want = (uint32_t)(len - done), n;
         if (in == 0 && want >= ps_of(fs) && f->buf_page != fpage) {
-            uint32_t pages = want / ps_of(fs);
-            err = write_pages(fs, f, fpage, src, pages);
-            n = pages * ps_of(fs);
+            uint32_t pages;
+            err = write_pages(fs, f, fpage, src, want / ps_of(fs), &pages);
+            n = pages * ps_of(fs); /* what is in the file, even after an error */
         } else {
             n = ps_of(fs) - in < want ? ps_of(fs) - in : want;
             err = load_page(fs, f, fpage);
-            if (!err) {
+            if (err) {
+                n = 0;
+            } else {
                 memcpy(f->buf + in, src, n);
                 mark_dirty(f, in, in + n);
                 if ((int64_t)pos + n > f->size)
@@ -435,11 +442,11 @@ int32_t cairn_write(cairn *fs, int fd, const void *buf, int32_t len)
                     err = cn_file_flush(fs, f);
             }
         }
-        if (err)
-            return done ? done : err;
-        src += n;
+        src += n; /* bytes taken count even when what follows failed */
         done += (int32_t)n;
         h->pos += (int32_t)n;
+        if (err)
+            return done ? done : err;
     }
     return done;
 }

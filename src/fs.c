@@ -313,6 +313,10 @@ int cairn_mount(cairn *fs, const struct cairn_config *cfg)
 int cairn_unmount(cairn *fs)
 {
     int err = cn_fs_ready(fs, 0);
+    if (err == CAIRN_ERR_IO && fs->mounted) {
+        teardown(fs); /* broken: nothing more reaches the device, memory is freed */
+        return err;
+    }
     if (err)
         return err;
     if (!fs->read_only)
