@@ -363,9 +363,10 @@ int cairn_fs_stat(cairn *fs, struct cairn_fsinfo *info)
     memset(info, 0, sizeof *info);
     info->total_bytes = (uint64_t)(fs->seg_count - 2) * seg_bytes;
     info->used_bytes = live * fs->page_size;
+    /* what user data can still take: not the reserve, not the heads' segments */
     info->free_bytes = info->total_bytes - info->used_bytes;
-    if (info->free_bytes > (CN_RESERVE_SEGS + 1u) * seg_bytes)
-        info->free_bytes -= (CN_RESERVE_SEGS + 1u) * seg_bytes;
+    if (info->free_bytes > (CN_RESERVE_SEGS + CN_HEADS + 1u) * seg_bytes)
+        info->free_bytes -= (CN_RESERVE_SEGS + CN_HEADS + 1u) * seg_bytes;
     else
         info->free_bytes = 0;
     info->block_size = (uint32_t)seg_bytes;
