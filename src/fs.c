@@ -38,6 +38,8 @@ static int plan(const struct cairn_config *cfg, struct layout *l)
     l->page_size = g->page_size;
     l->seg_pages = g->pages_per_block * bpl;
     l->seg_count = g->block_count / bpl;
+    /* a segment holds at least 16 nodes: the reserve is counted in segments and
+     * must cover a flush of the node cache (with 4 KiB NOR sectors, group 4) */
     l->node_size = cfg->node_size;
     if (l->node_size == 0) {
         l->node_size = g->page_size;
@@ -52,7 +54,7 @@ static int plan(const struct cairn_config *cfg, struct layout *l)
     if (l->commit_pages == 0)
         l->commit_pages = 1;
     if (l->node_size % g->page_size || l->node_size < 1024 || l->node_size > 65536 ||
-        l->node_size / g->page_size > l->seg_pages / 2 || l->nslots < 12 || l->nslots > 254 ||
+        l->node_size / g->page_size * 16u > l->seg_pages || l->nslots < 12 || l->nslots > 254 ||
         l->max_open > CN_MAX_OPEN || l->seg_count < 4 + CN_RESERVE_SEGS + 3)
         return CAIRN_ERR_INVAL;
     /* one checkpoint must fit an anchor segment with room for more */

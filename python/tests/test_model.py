@@ -384,16 +384,16 @@ class BlockModel(FileModel):
 
 
 class NorTinyModel(FileModel):
-    """96 KiB of NOR (24 segments of 4 KiB; files stay under 3 KB): churn makes
-    the GC move live data and reuse segments within an example. (At 16
-    segments cairn reports NOSPC with half of the volume free: see
-    test_api.py::test_tiny_volume_space.)"""
+    """320 KiB of NOR (20 segments of 16 KiB, the smallest segment that holds 16
+    tree nodes; files stay under 3 KB): churn makes the GC move live data and
+    reuse segments within an example. (Smaller segments are refused: see
+    test_api.py::test_tiny_segments_refused.)"""
 
     MAX_OFF = 2000
     MAX_LEN = 1000
 
     def new_sim(self) -> cairn.Sim:
-        return cairn.Sim("nor-w25q128", block_count=24, blocks_per_lblock=1, seed=7)
+        return cairn.Sim("nor-w25q128", block_count=80, blocks_per_lblock=4, seed=7)
 
 
 def _bounded(machine, examples: int, steps: int):
