@@ -12,7 +12,7 @@ uint8_t *cn_slot_data(cairn *fs, uint32_t slot)
     return fs->cache + (size_t)slot * fs->node_size;
 }
 
-static int node_check(const uint8_t *node, uint32_t size)
+CN_NOINLINE static int node_check(const uint8_t *node, uint32_t size)
 {
     uint32_t used = cn_get16(node + 6);
     uint8_t hdr[NODE_HDR];
