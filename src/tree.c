@@ -127,7 +127,8 @@ static void leaf_find(const uint8_t *n, uint64_t key, uint32_t *pos, uint32_t *o
 }
 
 /* Descend from level `from` (whose slot and idx are set when from > 0) to the
- * leaf, taking child `pick` at each level: 0 = by key, 1 = first, 2 = last. */
+ * leaf, taking child `pick` at each level: 0 = by key, 1 = first, 2 = last.
+ * On an error the whole path is unpinned. */
 static int descend_from(cairn *fs, struct path *p, uint32_t from, uint64_t key, int pick)
 {
     uint32_t lv, ref = fs->root;
@@ -137,8 +138,10 @@ static int descend_from(cairn *fs, struct path *p, uint32_t from, uint64_t key, 
     for (lv = from; lv < fs->height; lv++) {
         uint8_t *n;
         err = load(fs, p, lv, ref);
-        if (err)
+        if (err) {
+            unpin(fs, p);
             return err;
+        }
         n = cn_slot_data(fs, p->slot[lv]);
         if (lv + 1 < fs->height) {
             uint32_t i = pick == 0 ? internal_find(n, key) : pick == 1 ? 0 : n_count(n) - 1;
@@ -165,17 +168,9 @@ static int descend_from(cairn *fs, struct path *p, uint32_t from, uint64_t key, 
     return 0;
 }
 
-/* Pin the path from the root to the leaf where key belongs (unpinned again
- * on an error). Inline: it sits on every lookup's call chain. */
-static inline int descend(cairn *fs, struct path *p, uint64_t key)
-{
-    int err;
-    p->n = 0;
-    err = descend_from(fs, p, 0, key, 0);
-    if (err)
-        unpin(fs, p);
-    return err;
-}
+/* Pin the path from the root to the leaf where key belongs (nothing stays
+ * pinned on an error). A macro, not a call: it sits on every lookup's chain. */
+#define descend(fs, p, key) ((p)->n = 0, descend_from((fs), (p), 0, (key), 0))
 
 static void release_below(cairn *fs, struct path *p, uint32_t lv)
 {
