@@ -1,12 +1,18 @@
 #!/bin/sh
-# Runs every benchmark scenario found in bench/ against the build in $1.
-# The scenarios arrive with the benchmark issue; until then this says so.
+# Runs every benchmark scenario of bench/scenarios/ against the build in $1
+# (default build-release) and writes bench/report/ (REPORT.md + one JSON each).
+# Extra arguments name the scenarios to run (default: all).
+set -e
 build="${1:-build-release}"
-found=0
-for s in bench/scenarios/*.py; do
-  [ -e "$s" ] || continue
-  found=1
-done
-if [ "$found" = 0 ]; then
-  echo "cairn bench: no scenarios yet (build in $build is ready)"
+[ $# -gt 0 ] && shift
+lib="$build/python/libcairn_py.so"
+if [ ! -f "$lib" ]; then
+  echo "cairn bench: $lib not found; build it first (make bench)" >&2
+  exit 1
 fi
+if ! make -s venv; then
+  echo "cairn bench: could not create the Python environment (.venv) with 'make venv'" >&2
+  exit 1
+fi
+case "$lib" in /*) ;; *) lib="$(pwd)/$lib" ;; esac
+CAIRN_LIB="$lib" exec .venv/bin/python bench/runner.py --out bench/report "$@"

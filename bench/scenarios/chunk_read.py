@@ -1,0 +1,128 @@
+"""chunk-read (spiffs seed): a 512 KiB file on nor-m25p16 read whole with
+chunk sizes 1, 2, 4, ... 1024 bytes after a remount."""
+from __future__ import annotations
+
+import random
+import sys
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench.scenarios import common  # noqa: E402
+from bench.scenarios.common import cairn, ffi, figure, lib, result  # noqa: E402
+
+ID = "chunk-read"
+TITLE = "512 KiB file read whole in chunks of 1..1024 bytes (nor-m25p16)"
+MODEL = "nor-m25p16"
+FILE = 512 * 1024
+CHUNKS = [1 << i for i in range(11)]
+SEED = {1: 27_064, 1024: 856_680}
+
+
+def make_fs(sim_args):
+    """Format with blocks_per_lblock=1, else 2 (the spec allows either)."""
+    last = None
+    for bpl in (1, 2):
+        sim = cairn.Sim(MODEL, blocks_per_lblock=bpl, seed=1, **sim_args)
+        try:
+            cairn.format(sim)
+            return sim, bpl, last
+        except cairn.Error as e:
+            last = f"blocks_per_lblock={bpl} refused: {e}"
+            sim.close()
+    raise RuntimeError(last)
+
+
+def raw_speed(sim) -> tuple[float, float, int]:
+    """Raw read: 512 KiB with one device read per 64 KiB erase block.
+    Returns (measured B/s, B/s from the cost table, read calls)."""
+    geo = sim.geometry
+    bs = geo.block_size
+    sim.reset_counters()
+    for b in range(FILE // bs):
+        rc, _ = sim.dev_read(b * geo.pages_per_block, 0, bs)
+        if rc != 0:
+            raise RuntimeError(f"dev_read block {b}: {rc}")
+    c = sim.counters()
+    cost = cairn.Sim.model_info(MODEL).cost
+    t_table = (FILE // bs) * (cost.read_setup_ns / 1e9 + bs / cost.read_bytes_per_s)
+    return FILE / (c.time_ns / 1e9), FILE / t_table, c.read_calls
+
+
+def run() -> dict:
+    t0 = time.perf_counter()
+    data = random.Random(1).randbytes(FILE)
+    sim, bpl, refused = make_fs({})
+    with sim:
+        fs = cairn.mount(sim)
+        fs.write_file("/big", data)
+        fs.unmount()
+        fs.mount()
+        rows = {}
+        for n in CHUNKS:
+            f = fs.open("/big", "r")
+            ctx, fd = fs._ctx, f._fd
+            buf = ffi.new("uint8_t[]", n)
+            read = lib.cairn_read
+            sim.reset_counters()
+            got = 0
+            calls = 0
+            if n == CHUNKS[-1] or n == 1:
+                out = bytearray()
+            else:
+                out = None
+            while True:
+                r = read(ctx, fd, buf, n)
+                if r < 0:
+                    raise cairn.Error.from_code(r, op="read", path="/big")
+                if r == 0:
+                    break
+                calls += 1
+                got += r
+                if out is not None:
+                    out += ffi.buffer(buf, r)
+            c = sim.counters()
+            f.close()
+            if got != FILE or (out is not None and bytes(out) != data):
+                raise RuntimeError(f"chunk {n}: read {got} bytes / content differs")
+            rows[n] = {"bytes_per_s": FILE / (c.time_ns / 1e9) if c.time_ns else float("inf"),
+                       "read_calls": c.read_calls, "read_bytes": c.read_bytes,
+                       "time_ns": c.time_ns, "fs_read_calls": calls}
+        fs.unmount()
+        raw, raw_table, raw_calls = raw_speed(sim)
+    figs = {}
+    for n, r in rows.items():
+        figs[f"{n} B chunks: modelled throughput"] = figure(
+            round(r["bytes_per_s"]), "B/s",
+            seed=f"{SEED[n]:,} B/s" if n in SEED else None)
+    for n, r in rows.items():
+        figs[f"{n} B chunks: device read calls"] = figure(
+            r["read_calls"], "", note=f"{r['read_bytes']} bytes read")
+    t1, t1k = rows[1]["bytes_per_s"], rows[1024]["bytes_per_s"]
+    figs["1 B throughput / 1 KiB throughput"] = figure(
+        round(t1 / t1k, 4), "", seed=f"{27064 / 856680:.4f}", target=">= 0.90",
+        met=t1 / t1k >= 0.90)
+    figs["1 KiB throughput / raw"] = figure(
+        round(t1k / raw, 4), "", seed=f"{856680 / raw:.4f}", target=">= 0.90",
+        met=t1k / raw >= 0.90)
+    figs["raw read speed of the model (one read per 64 KiB block)"] = figure(
+        round(raw), "B/s", note=f"cost table: {raw_table:,.0f} B/s; {raw_calls} reads")
+    notes = [f"{MODEL}, 2 MiB, blocks_per_lblock={bpl}"
+             + (f" ({refused})" if refused else "") + ".",
+             "The file is written, the volume unmounted and mounted again, then for each "
+             "chunk size the file is reopened, counters reset, and read to the end; "
+             "the 1 B and 1 KiB passes are compared with the written data.",
+             "Throughput = 512 KiB / modelled read time of the pass. "
+             + common.TIME_NOTE + " The seed's figures are wall-clock on real hardware "
+             "and include CPU time."]
+    return result(ID, TITLE, figs,
+                  params={"model": MODEL, "blocks_per_lblock": bpl, "file bytes": FILE,
+                          "wall seconds": round(time.perf_counter() - t0, 2)},
+                  notes=notes, raw={"passes": {str(k): v for k, v in rows.items()},
+                                    "raw_bytes_per_s": raw,
+                                    "raw_table_bytes_per_s": raw_table})
+
+
+if __name__ == "__main__":
+    common.main(sys.modules[__name__])
