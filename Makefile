@@ -7,7 +7,7 @@ PYTHON     ?= python3
 VENV       ?= .venv
 VPY        := $(VENV)/bin/python
 
-.PHONY: all build venv test bench torture clean
+.PHONY: all build venv venv-bench test bench torture clean
 
 all: build venv
 
@@ -30,10 +30,19 @@ test: build venv
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	CAIRN_LIB="$(abspath $(BUILD))/python/libcairn_py.so" $(VPY) -m pytest -c python/pytest.ini python/tests
 
+# The benchmark suite's extra packages (bench/requirements.txt, pinned):
+# littlefs-python and fatfs-ng for the comparison runs, matplotlib for the plots.
+$(VENV)/.bench-stamp: bench/requirements.txt $(VENV)/.stamp
+	$(VPY) -m pip install -q --disable-pip-version-check -r bench/requirements.txt
+	touch $@
+
+venv-bench: venv $(VENV)/.bench-stamp
+
 # The benchmark report runs an optimised build without sanitizers.
+# Only what the report needs: the Python library and bench/cpu_cost.
 bench:
 	$(CMAKE) -S . -B $(BUILD_REL) -DCMAKE_BUILD_TYPE=Release -DCAIRN_SANITIZE=OFF
-	$(CMAKE) --build $(BUILD_REL) -j $(JOBS)
+	$(CMAKE) --build $(BUILD_REL) -j $(JOBS) --target cairn_py cpu_cost
 	@sh bench/run.sh $(BUILD_REL)
 
 # Long power-cut and big-volume runs: hours, not for CI (see docs/TESTING.md).

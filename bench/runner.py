@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib
+import subprocess
 import json
 import pkgutil
 import sys
@@ -27,7 +28,8 @@ from bench.scenarios.common import fmt, met_text  # noqa: E402
 
 
 # The benchmark issue's order; scenarios not listed follow by name.
-ORDER = ["fib", "sync-log", "chunk-read"]
+ORDER = ["fib", "sync-log", "chunk-read", "http", "fill-write", "mount-scale", "fragments",
+         "seq-rw", "video", "cpu-cost"]
 
 
 def discover() -> list:
@@ -51,7 +53,24 @@ def lib_name() -> str:
 
 
 def cell(v) -> str:
-    return fmt(v).replace("|", "\\|")
+    return fmt(v).replace("|", "\\|").replace("\n", " ")
+
+
+def commit() -> str:
+    """git rev-parse HEAD, with "+ uncommitted changes" when the tree is dirty."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        return head + (" + uncommitted changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+
+
+def other(f, key) -> str:
+    v = f.get(key)
+    return "" if v is None else cell(v)
 
 
 def scenario_md(res: dict) -> list[str]:
@@ -63,14 +82,17 @@ def scenario_md(res: dict) -> list[str]:
         out.append("Parameters: " + "; ".join(f"{k} = {cell(v)}"
                                                for k, v in res["params"].items()) + ".")
         out.append("")
-    out += ["| figure | cairn | seed's figure | target | |", "|---|---|---|---|---|"]
+    out += ["| figure | cairn | raw device limit | seed's figure | littlefs (best config) "
+            "| target | |", "|---|---|---|---|---|---|---|"]
     for name, f in res["figures"].items():
         val = f"{cell(f['value'])} {f['unit']}".strip()
         if f.get("note"):
             val += f" ({cell(f['note'])})"
-        out.append(f"| {cell(name)} | {val} | {cell(f['seed'])} | {cell(f['target'])} "
-                   f"| {met_text(f['met'])} |")
+        out.append(f"| {cell(name)} | {val} | {other(f, 'raw')} | {other(f, 'seed')} "
+                   f"| {other(f, 'lfs')} | {other(f, 'target')} | {met_text(f['met'])} |")
     out.append("")
+    for title, fn in res.get("plots", []):
+        out += [f"![{title}]({fn})", ""]
     for n in res["notes"]:
         out.append(f"- {n}")
     missed = [n for n, f in res["figures"].items() if f["met"] is False]
@@ -85,19 +107,53 @@ def summary_rows(results: list[dict]) -> list[tuple]:
     rows = []
     for res in results:
         if res.get("error"):
-            rows.append((res["id"], "(failed to run)", "", "", "ERROR"))
+            rows.append((res["id"], "(failed to run)", "", "", "", "", "", "ERROR"))
             continue
+        untargeted = all(f["target"] is None for f in res["figures"].values())
         for name, f in res["figures"].items():
-            if f["target"] is None:
+            if f["target"] is None and not untargeted:
                 continue
+            if f["target"] is None:  # a scenario without targets (cpu-cost): its figures
+                rows.append((res["id"], name, f"{fmt(f['value'])} {f['unit']}".strip(),
+                             "", "", "", "", ""))
+                continue
+            state = {True: "met", False: "MISSED", None: "n/a"}[f["met"]]
             rows.append((res["id"], name, f"{fmt(f['value'])} {f['unit']}".strip(),
-                         f["target"], "met" if f["met"] else "MISSED"))
+                         fmt(f.get("raw")), fmt(f.get("seed")), fmt(f.get("lfs")),
+                         f["target"], state))
     return rows
+
+
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+
+
+def update_docs(summary: list[str], results: list[dict]) -> None:
+    """Replaces the text between the results markers of docs/BENCHMARKS.md with
+    this run's summary table and the commit it came from."""
+    doc = ROOT / "docs" / "BENCHMARKS.md"
+    text = doc.read_text()
+    if BEGIN not in text or END not in text:
+        print(f"{doc}: no results markers; not updated", file=sys.stderr)
+        return
+    from bench.scenarios import _lfs
+    body = [BEGIN, "",
+            f"Measured {datetime.date.today().isoformat()} from commit `{commit()}` "
+            f"(Release build, {_lfs.version()}); `make bench` regenerates "
+            "bench/report/REPORT.md with every figure, note and plot.", ""]
+    body += summary
+    body += ["", END]
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    doc.write_text(head + "\n".join(body) + tail)
+    print(f"Updated {doc.relative_to(ROOT)}")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "bench" / "report"))
+    ap.add_argument("--update-docs", action="store_true",
+                    help="also put the summary into docs/BENCHMARKS.md (between its "
+                         "results markers)")
     ap.add_argument("names", nargs="*", help="scenario ids or module names (default: all)")
     a = ap.parse_args(argv)
     mods = discover()
@@ -122,9 +178,17 @@ def main(argv=None) -> int:
             res = {"id": m.ID, "title": m.TITLE, "error": traceback.format_exc(),
                    "figures": {}, "params": {}, "notes": []}
             print(res["error"], file=sys.stderr)
+        if not res.get("error") and hasattr(m, "plot"):
+            try:
+                res["plots"] = m.plot(res, out)
+            except Exception:  # noqa: BLE001  (a plot that fails is reported)
+                res["notes"].append("plot failed: " + traceback.format_exc().splitlines()[-1])
         dt = time.perf_counter() - t0
         res["wall_seconds"] = round(dt, 2)
         nmiss = sum(1 for f in res["figures"].values() if f["met"] is False)
+        if dt > 60:
+            res["notes"].append(f"This scenario took {dt:.0f} s of wall time (over the "
+                                "one-minute budget).")
         state = "ERROR" if res.get("error") else (f"{nmiss} target(s) missed" if nmiss
                                                   else "ok")
         print(f"      done in {dt:.1f} s: {state}", flush=True)
@@ -132,27 +196,36 @@ def main(argv=None) -> int:
         results.append(res)
 
     rows = summary_rows(results)
+    from bench.scenarios import _lfs
     md = ["# cairn benchmark report", "",
           f"Generated {datetime.datetime.now().isoformat(timespec='seconds')} by "
-          "`bench/runner.py` with the library "
-          f"`{lib_name()}`. "
-          "Scenarios: /work/shared/BENCH-SCENARIOS.md.", "",
+          "`bench/runner.py` from commit `" + commit() + "` with the library "
+          f"`{lib_name()}` and {_lfs.version()}. "
+          "Scenarios: /work/shared/BENCH-SCENARIOS.md; what each figure means: "
+          "docs/BENCHMARKS.md.", "",
           f"**Note:** {common.TIME_NOTE}", "", "## Summary", "",
-          "| scenario | figure | cairn | target | |", "|---|---|---|---|---|"]
+          "| scenario | figure | cairn | raw device limit | seed's figure | littlefs "
+          "| target | |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        md.append("| " + " | ".join(cell(x) if i != 4 else
-                                    ("met" if x == "met" else f"**{x}**")
+        md.append("| " + " | ".join(cell(x) if i != 7 else
+                                    (x if x in ("met", "n/a", "") else f"**{x}**")
                                     for i, x in enumerate(r)) + " |")
     md.append("")
+    summary = md[md.index("## Summary") + 2:]
+    md += ["Wall time per scenario: " + ", ".join(
+        f"{r['id']} {r.get('wall_seconds', 0):.0f} s" for r in results) + ".", ""]
     for res in results:
         md += scenario_md(res)
     (out / "REPORT.md").write_text("\n".join(md))
+    if a.update_docs:
+        update_docs(summary, results)
 
     print()
     print("Summary (targets):")
-    w = [max([len(str(r[i])) for r in rows] + [8]) for i in range(5)]
     for r in rows:
-        print("  " + "  ".join(str(x).ljust(w[i]) for i, x in enumerate(r)).rstrip())
+        print(f"  {r[0]:<12} {r[1][:70]:<70} {r[2]:>16}"
+              + (f"  [{r[6]}: {r[7]}]" if r[6] else "")
+              + (f"  littlefs {r[5]}" if r[5] else ""))
     print(f"Report: {out / 'REPORT.md'}")
     return 1 if failed else 0
 

@@ -22,7 +22,7 @@ extern "C" {
 #define CAIRN_VERSION_MAJOR 0
 #define CAIRN_VERSION_MINOR 1
 /* On-disk format version written by this code. */
-#define CAIRN_DISK_VERSION 1
+#define CAIRN_DISK_VERSION 2
 
 #define CAIRN_NAME_MAX 255 /* bytes in one path component */
 #define CAIRN_ATTR_MAX 64  /* bytes in one custom attribute value */
@@ -80,6 +80,9 @@ struct cairn_fsinfo {
     uint32_t page_size;
     uint32_t name_max;
     uint32_t files;       /* not tracked yet: 0 */
+    /* wear: erase counts over the segments in use (bad ones left out) */
+    uint32_t erase_min, erase_max, erase_mean;
+    uint32_t bad_blocks;  /* segments retired as bad (factory or worn out) */
 };
 
 /* How the file system uses the device and RAM. Zero fields take defaults. */
@@ -102,6 +105,16 @@ struct cairn_config {
     uint32_t mem_size;
     /* Mount read-only: no write reaches the device (replay stays in RAM). */
     uint8_t read_only;
+    /* Data heads: files written side by side each fill an erase block of
+     * their own, up to this many at once (then they share the least recently
+     * used head). 0 = 1 below 64 segments, else 4. At most 8. */
+    uint8_t data_heads;
+    /* Static wear levelling starts when the erase counts of the segments in
+     * use differ by more than this. 0 = 16. */
+    uint16_t wear_spread;
+    /* Pages of live data garbage collection may move during one write call
+     * (its incremental step). 0 = 16. */
+    uint32_t gc_step_pages;
 };
 
 /* Bytes of memory a mount with this config needs (0 if the config is bad). */
@@ -140,6 +153,38 @@ int cairn_stat(cairn *fs, const char *path, struct cairn_info *info);
 int cairn_remove(cairn *fs, const char *path); /* file, or empty directory */
 int cairn_rename(cairn *fs, const char *from, const char *to);
 int cairn_mkdir(cairn *fs, const char *path);
+
+/* Space management. cairn_gc collects garbage for at most `budget` moved
+ * pages (idle-time work); returns the pages moved, 0 when nothing was worth
+ * collecting. cairn_fallocate reserves room for the open file to grow to
+ * `length` bytes: while it stays open its writes up to there cannot fail with
+ * CAIRN_ERR_NOSPC, and it gets a data head of its own. */
+int32_t cairn_gc(cairn *fs, uint32_t budget);
+int cairn_fallocate(cairn *fs, int fd, int32_t length);
+
+/* Ring files: a file of fixed capacity (bytes, a multiple of the page size)
+ * that wraps. Opened with cairn_open; every write appends, and once the ring
+ * is full it overwrites the oldest data. Offset 0 is the oldest byte still
+ * held and the size is the bytes held (at most the capacity). */
+int cairn_ring_create(cairn *fs, const char *path, int32_t capacity);
+
+/* Sector interface: a fixed-size array of logical sectors stored in a file of
+ * the volume (created on first open), for a FAT or other sector-based layer on
+ * top of raw flash. sector_size divides the page size or is a multiple of it.
+ * Sectors never written or trimmed read as zeros. */
+struct cairn_bd {
+    cairn *fs;
+    int fd;
+    uint32_t sector_size;
+    uint32_t sector_count;
+};
+int cairn_bd_open(cairn *fs, struct cairn_bd *bd, const char *path, uint32_t sector_size,
+                  uint32_t sector_count);
+int cairn_bd_read(struct cairn_bd *bd, uint32_t sector, void *buf, uint32_t count);
+int cairn_bd_write(struct cairn_bd *bd, uint32_t sector, const void *buf, uint32_t count);
+int cairn_bd_trim(struct cairn_bd *bd, uint32_t sector, uint32_t count);
+int cairn_bd_sync(struct cairn_bd *bd);
+int cairn_bd_close(struct cairn_bd *bd);
 
 /* Directories: readdir returns 1 with an entry, 0 at the end. */
 int cairn_opendir(cairn *fs, const char *path);

@@ -11,6 +11,12 @@
 /* Leave out custom attributes (cairn_getattr & co. return CAIRN_ERR_INVAL). */
 /* #define CAIRN_NO_ATTRS */
 
+/* Leave out ring files (cairn_ring_create returns CAIRN_ERR_INVAL). */
+/* #define CAIRN_NO_RING */
+
+/* Leave out the sector interface (cairn_bd_*). */
+/* #define CAIRN_NO_BD */
+
 /* Leave out cairn_check. */
 /* #define CAIRN_NO_CHECK */
 

@@ -74,10 +74,12 @@ struct cairn_dev {
     struct cairn_geometry geo;
 
     /* Read len bytes starting at byte off of page `page`. off + len may run
-     * past the page into the following pages of the same erase block, never
-     * past the block's end: a driver must accept that (loop internally if the
-     * chip cannot stream), so contiguous pages cost one call. Returns
-     * CAIRN_DEV_OK, CAIRN_DEV_CORRECTED or a negative result. */
+     * past the page into the following pages of the same erase block (NAND:
+     * never past the block's end; NOR and BLOCK: on into the following blocks,
+     * as a NOR chip streams its whole array and a card reads many sectors): a
+     * driver must accept that (loop internally if the chip cannot stream), so
+     * contiguous pages cost one call. Returns CAIRN_DEV_OK,
+     * CAIRN_DEV_CORRECTED or a negative result. */
     int (*read)(void *ctx, uint32_t page, uint32_t off, void *buf, uint32_t len);
 
     /* Read len bytes of the spare area of one page, from its start. NULL when

@@ -6,7 +6,10 @@
  *   EXTENT  id, fpage, phys, count, size        pages [fpage, +count) at phys
  *   SIZE    id, size                            set size (shrink queues trim)
  *   TRIM    id                                  free up to CN_TRIM_BATCH keys
- *   MOVE    id, fpage, old phys, new phys, count  GC moved one whole extent
+ *   MOVE    id, fpage, old phys, new phys, count  GC moved pages of one extent
+ *   PUNCH   id, fpage, count                    pages become a hole (sector trim)
+ *   RING    id, slot, phys, count, size, head   ring file: slots at phys, new window
+ *   RINGNEW capacity, then a CREATE payload     create a ring file (ring.c applies both)
  *   CREATE  parent, id, sub, type u8, nlen u8, name
  *   REMOVE  parent, sub, id
  *   RENAME  oparent, osub, nparent, nsub, replaced, nlen u8, name
@@ -28,7 +31,7 @@ int cn_inode_get(cairn *fs, uint32_t id, uint8_t *type, uint32_t *parent, int32_
     int err = cn_tree_get(fs, cn_key(id, CN_K_INODE, 0), v, sizeof v, &vlen);
     if (err)
         return err;
-    if (vlen != CN_INODE_LEN || (v[0] != CAIRN_TYPE_FILE && v[0] != CAIRN_TYPE_DIR) ||
+    if (!cn_inode_len_ok(v, vlen) || (v[0] != CAIRN_TYPE_FILE && v[0] != CAIRN_TYPE_DIR) ||
         (int32_t)cn_get32(v + 8) < 0)
         return CAIRN_ERR_CORRUPT;
     if (type)
@@ -46,7 +49,7 @@ int cn_inode_sub(cairn *fs, uint32_t id, uint32_t *sub)
     uint32_t vlen;
     int err = cn_tree_get(fs, cn_key(id, CN_K_INODE, 0), v, sizeof v, &vlen);
     if (!err)
-        *sub = vlen == CN_INODE_LEN ? cn_get32(v + 12) : CN_NONE;
+        *sub = cn_inode_len_ok(v, vlen) ? cn_get32(v + 12) : CN_NONE;
     return err;
 }
 
@@ -54,12 +57,12 @@ int cn_inode_sub(cairn *fs, uint32_t id, uint32_t *sub)
 static int inode_update(cairn *fs, uint32_t id, const int32_t *size, const uint32_t *parent,
                         const uint32_t *sub)
 {
-    uint8_t v[CN_INODE_LEN];
+    uint8_t v[CN_INODE_MAX]; /* a ring inode keeps its longer value */
     uint32_t vlen;
     int err = cn_tree_get(fs, cn_key(id, CN_K_INODE, 0), v, sizeof v, &vlen);
     if (err)
         return err == CAIRN_ERR_NOENT ? CAIRN_ERR_CORRUPT : err;
-    if (vlen != CN_INODE_LEN)
+    if (!cn_inode_len_ok(v, vlen))
         return CAIRN_ERR_CORRUPT;
     if (size) {
         if ((int32_t)cn_get32(v + 8) == *size)
@@ -70,7 +73,7 @@ static int inode_update(cairn *fs, uint32_t id, const int32_t *size, const uint3
         cn_put32(v + 4, *parent);
     if (sub)
         cn_put32(v + 12, *sub);
-    return cn_tree_put(fs, cn_key(id, CN_K_INODE, 0), v, CN_INODE_LEN);
+    return cn_tree_put(fs, cn_key(id, CN_K_INODE, 0), v, vlen);
 }
 
 static int inode_set_size(cairn *fs, uint32_t id, int32_t size)
@@ -166,14 +169,12 @@ static int valid_run(const cairn *fs, uint32_t fpage, uint32_t phys, uint32_t co
            cn_seg_of(fs, phys) == cn_seg_of(fs, phys + count - 1);
 }
 
-CN_NOINLINE static int apply_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys,
-                        uint32_t count, int32_t size)
+/* Map pages [fpage, +count) of id to phys (replacing what they mapped to),
+ * merging with a neighbour that continues it in the same segment. */
+static int map_run(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32_t count)
 {
     uint32_t s, p, n, end = fpage + count, new_phys = phys, new_count = count;
-    int err;
-    if (!valid_run(fs, fpage, phys, count) || size < 0)
-        return CAIRN_ERR_CORRUPT;
-    err = cut_range(fs, id, fpage, end);
+    int err = cut_range(fs, id, fpage, end);
     if (err)
         return err;
     if (fpage > 0 && find_extent(fs, id, fpage - 1, 1, &s, &p, &n) == 0 &&
@@ -194,28 +195,43 @@ CN_NOINLINE static int apply_extent(cairn *fs, uint32_t id, uint32_t fpage, uint
         return err;
     cn_live_add(fs, new_phys, (int32_t)new_count);
     cn_files_forget_extents(fs, id);
-    return inode_set_size(fs, id, size);
+    return 0;
 }
 
-/* GC moved an extent, unchanged but for its pages: rewrite its value. The
- * extent must be exactly as GC saw it. */
+CN_NOINLINE static int apply_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys,
+                        uint32_t count, int32_t size)
+{
+    int err;
+    if (!valid_run(fs, fpage, phys, count) || size < 0)
+        return CAIRN_ERR_CORRUPT;
+    err = map_run(fs, id, fpage, phys, count);
+    return err ? err : inode_set_size(fs, id, size);
+}
+
+/* GC moved pages of one extent, unchanged but for where they are. The
+ * pages must still be where GC read them. */
 CN_NOINLINE static int apply_move(cairn *fs, const uint8_t *p)
 {
     uint32_t id = cn_get32(p), fpage = cn_get32(p + 4), from = cn_get32(p + 8);
-    uint32_t to = cn_get32(p + 12), count = cn_get32(p + 16), ph, n;
+    uint32_t to = cn_get32(p + 12), count = cn_get32(p + 16), s, ph, n;
     int err;
     if (!valid_run(fs, fpage, to, count))
         return CAIRN_ERR_CORRUPT;
-    err = get_extent(fs, cn_key(id, CN_K_EXTENT, fpage), &ph, &n);
-    if (err || ph != from || n != count)
+    err = find_extent(fs, id, fpage, 1, &s, &ph, &n);
+    if (err || s + n < fpage + count || ph + (fpage - s) != from)
         return err && err != CAIRN_ERR_NOENT ? err : CAIRN_ERR_CORRUPT;
-    err = put_extent(fs, id, fpage, to, count);
-    if (err)
-        return err;
-    cn_live_add(fs, from, -(int32_t)count);
-    cn_live_add(fs, to, (int32_t)count);
+    return map_run(fs, id, fpage, to, count);
+}
+
+/* Sector trim: pages [fpage, +count) of a file become a hole. */
+CN_NOINLINE static int apply_punch(cairn *fs, uint32_t id, uint32_t fpage, uint32_t count)
+{
+    int err;
+    if (id < 2 || count == 0 || fpage > CN_SUB_MASK - count)
+        return CAIRN_ERR_CORRUPT;
+    err = cut_range(fs, id, fpage, fpage + count);
     cn_files_forget_extents(fs, id);
-    return 0;
+    return err;
 }
 
 /* Queue the object for trimming: its space is freed in bounded steps. */
@@ -364,6 +380,20 @@ CN_NOINLINE static int apply_rename(cairn *fs, const uint8_t *p, uint32_t len)
     return err == CAIRN_ERR_NOENT ? CAIRN_ERR_CORRUPT : err;
 }
 
+#ifndef CAIRN_NO_RING
+/* Ring records (ring.c) map pages and create objects as these do. */
+int cn_apply_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32_t count,
+                    int32_t size)
+{
+    return apply_extent(fs, id, fpage, phys, count, size);
+}
+
+int cn_apply_create(cairn *fs, const uint8_t *p, uint32_t len)
+{
+    return len >= 14 ? apply_create(fs, p, len) : CAIRN_ERR_CORRUPT;
+}
+#endif
+
 int cn_apply(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
 {
     switch (type) {
@@ -382,8 +412,14 @@ int cn_apply(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
         return len == 4 ? apply_trim(fs, cn_get32(p)) : CAIRN_ERR_CORRUPT;
     case CN_R_MOVE:
         return len == 20 ? apply_move(fs, p) : CAIRN_ERR_CORRUPT;
+    case CN_R_PUNCH:
+        return len == 12 ? apply_punch(fs, cn_get32(p), cn_get32(p + 4), cn_get32(p + 8))
+                         : CAIRN_ERR_CORRUPT;
     case CN_R_CREATE:
         return len >= 14 ? apply_create(fs, p, len) : CAIRN_ERR_CORRUPT;
+    case CN_R_RING:
+    case CN_R_RINGNEW:
+        return cn_ring_apply(fs, type, p, len);
     case CN_R_REMOVE:
         return len == 12 ? apply_remove(fs, cn_get32(p), cn_get32(p + 4), cn_get32(p + 8))
                          : CAIRN_ERR_CORRUPT;
@@ -413,8 +449,12 @@ int cn_commit(cairn *fs)
     if (fs->read_only)
         return 0;
     err = cn_begin_write(fs);
+    /* a commit that frees segments may borrow one from the recovery reserve
+     * for its nodes: the checkpoint gives back more than the flush took */
+    fs->borrow = cn_dead_segs(fs) > 0;
     if (!err)
         err = cn_cache_flush(fs);
+    fs->borrow = 0;
     if (err)
         return err;
     cn_seg_release_dead(fs);
@@ -423,41 +463,10 @@ int cn_commit(cairn *fs)
     return cn_ckpt_write(fs, 0);
 }
 
-/* Before a record, when free segments run low: free dead segments with a
- * commit, or collect garbage if the next flush would have nowhere to go
- * (deletes on a full volume depend on it). Only cn_settle calls it, at the
- * top of an operation, never from GC itself, so GC is never re-entered. */
-static int record_space(cairn *fs)
-{
-    int err = 0;
-    if (fs->read_only)
-        return CAIRN_ERR_ROFS;
-    if (!fs->in_gc && !fs->recovering && cn_free_segs(fs) <= CN_RESERVE_SEGS) {
-        if (cn_dead_segs(fs) > 0)
-            err = cn_commit(fs);
-        else if (!cn_meta_room(fs))
-            err = cn_gc_one(fs);
-    }
-    return err == CAIRN_ERR_NOSPC ? 0 : err;
-}
-
-/* At the top of an operation that may write `pages` of file data: begin the
- * session, collect garbage if the data head will need a segment or records
- * will need room. Errors of space are left for the allocation to report, so
- * a write that fits in what is left still happens. */
-int cn_settle(cairn *fs, uint32_t pages)
-{
-    int err = cn_begin_write(fs);
-    if (!err)
-        err = record_space(fs);
-    if (!err && pages > 0 && cn_data_head_short(fs, pages))
-        err = cn_space_for_user(fs);
-    return err == CAIRN_ERR_NOSPC ? 0 : err;
-}
-
 /* Before a record: make room while failing still changes nothing, so that a
- * flush needed while applying the record always has somewhere to go. */
-static int record_room(cairn *fs)
+ * flush needed while applying the record always has somewhere to go. `extra`
+ * is how many nodes the record may dirty (0: the general bound). */
+static int record_room(cairn *fs, uint32_t extra)
 {
     int err;
     if (fs->read_only)
@@ -465,8 +474,19 @@ static int record_room(cairn *fs)
     err = cn_begin_write(fs);
     if (err)
         return err;
-    if (!cn_meta_room(fs))
+    if (!cn_meta_room(fs, extra) && cn_dead_segs(fs) > 0) {
+        err = cn_commit(fs); /* frees segments whose data all died */
+        if (err)
+            return err;
+    }
+    if (!cn_meta_room(fs, extra) && fs->dirty_nodes > 0) {
+        err = cn_cache_flush(fs); /* the written nodes need no margin any more */
+        if (err)
+            return err;
+    }
+    if (!cn_meta_room(fs, extra)) {
         return CAIRN_ERR_NOSPC;
+    }
     if (cn_cache_evictable(fs) < fs->nslots / 2)
         return cn_cache_flush(fs);
     return 0;
@@ -489,7 +509,8 @@ static int record_done(cairn *fs, int err)
  * other record handlers off GC's call chain. */
 int cn_record_move(cairn *fs, const uint8_t *p)
 {
-    int err = record_room(fs);
+    /* one extent split in place: a leaf, maybe a new one, and their path */
+    int err = record_room(fs, fs->height + 2u);
     if (!err)
         err = cn_log_append(fs, CN_R_MOVE, p, 20);
     return err ? err : record_done(fs, apply_move(fs, p));
@@ -499,11 +520,23 @@ int cn_record_move(cairn *fs, const uint8_t *p)
  * It never collects garbage: operations call cn_settle first. */
 int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
 {
-    int err = record_room(fs);
+    int err = record_room(fs, 0);
     if (!err)
         err = cn_log_append(fs, type, p, len);
     return err ? err : record_done(fs, cn_apply(fs, type, p, len));
 }
+
+#ifndef CAIRN_NO_RING
+/* A ring file's RING record (24 bytes), applied without the dispatcher as
+ * extent records are: it is on the write path. */
+int cn_record_ring(cairn *fs, const uint8_t *p)
+{
+    int err = record_room(fs, 0);
+    if (!err)
+        err = cn_log_append(fs, CN_R_RING, p, 24);
+    return err ? err : record_done(fs, cn_ring_apply(fs, CN_R_RING, p, 24));
+}
+#endif
 
 /* The file layer's extent records, applied without the dispatcher (which
  * keeps the other handlers off the write path's call chain). An extent that
@@ -511,7 +544,7 @@ int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
 int cn_record_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32_t count,
                      int32_t size)
 {
-    int err = record_room(fs);
+    int err = record_room(fs, 0);
     if (!err && cn_log_extend_extent(fs, id, fpage, phys, count, size) != 1) {
         uint8_t p[20];
         cn_put32(p, id);
@@ -529,7 +562,7 @@ int cn_record_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint
 int cn_record_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
                         const uint8_t *data, uint32_t *phys)
 {
-    int err = record_room(fs);
+    int err = record_room(fs, 0);
     if (!err)
         err = cn_log_data_page(fs, id, fpage, size, data, phys);
     if (err)

@@ -42,8 +42,53 @@ static int find_victim(cairn *fs, uint32_t *out)
     }
     if (best == CN_NONE)
         return CAIRN_ERR_NOSPC; /* cache too small for the tree: a config error */
+    if (fs->ra_pages && best == fs->ra_slot)
+        fs->ra_pages = 0;
     *out = best;
     return 0;
+}
+
+/* Read-ahead: a sequential reader of small pieces gets the next pages of
+ * its extent in one device call, held in one slot of the node cache (which
+ * is mostly idle while data streams) instead of a buffer of its own. */
+const uint8_t *cn_ra_page(cairn *fs, uint32_t phys)
+{
+    if (!fs->ra_pages || phys < fs->ra_phys || phys - fs->ra_phys >= fs->ra_pages)
+        return NULL;
+    fs->slots[fs->ra_slot].lru = ++fs->lru_clock;
+    return cn_slot_data(fs, fs->ra_slot) + (size_t)(phys - fs->ra_phys) * fs->page_size;
+}
+
+int cn_ra_fill(cairn *fs, uint32_t phys, uint32_t pages)
+{
+    uint32_t slot;
+    int err;
+    if (cn_cache_evictable(fs) <= fs->height + 4u)
+        return CAIRN_ERR_NOSPC; /* the tree needs the slots more */
+    err = fs->ra_pages ? (slot = fs->ra_slot, 0) : find_victim(fs, &slot);
+    if (err)
+        return err;
+    fs->ra_pages = 0;
+    fs->slots[slot].used = 0;
+    err = cn_dev_read(fs, phys, 0, cn_slot_data(fs, slot), pages * fs->page_size);
+    if (err)
+        return err;
+    fs->slots[slot].used = 1;
+    fs->slots[slot].dirty = 0;
+    fs->slots[slot].pins = 0;
+    fs->slots[slot].addr = CN_NONE; /* never found as a node */
+    fs->slots[slot].lru = ++fs->lru_clock;
+    fs->ra_slot = slot;
+    fs->ra_phys = phys;
+    fs->ra_pages = pages;
+    return 0;
+}
+
+/* Pages [page, +pages) are about to change on flash. */
+void cn_ra_forget(cairn *fs, uint32_t page, uint32_t pages)
+{
+    if (fs->ra_pages && page < fs->ra_phys + fs->ra_pages && page + pages > fs->ra_phys)
+        fs->ra_pages = 0;
 }
 
 uint32_t cn_cache_evictable(const cairn *fs)
@@ -76,7 +121,7 @@ int cn_cache_get(cairn *fs, uint32_t ref, uint32_t *slot_out)
     }
     /* a node never crosses a segment and never sits in an anchor */
     if (ref >= total || ref % fs->seg_pages + fs->node_pages > fs->seg_pages ||
-        cn_seg_of(fs, ref) < 2)
+        cn_seg_of(fs, ref) < fs->seg_base)
         return CAIRN_ERR_CORRUPT;
     err = find_victim(fs, &slot);
     if (err)
@@ -91,6 +136,7 @@ int cn_cache_get(cairn *fs, uint32_t ref, uint32_t *slot_out)
     fs->slots[slot].dirty = 0;
     fs->slots[slot].pins = 0;
     fs->slots[slot].addr = ref;
+    fs->slots[slot].sane = 0;
     fs->slots[slot].level = cn_slot_data(fs, slot)[3];
     fs->slots[slot].lru = ++fs->lru_clock;
     *slot_out = slot;
@@ -105,6 +151,7 @@ int cn_cache_new(cairn *fs, uint32_t *slot_out)
         return err;
     fs->slots[slot].used = 1;
     fs->slots[slot].dirty = 1;
+    fs->slots[slot].sane = 1;
     fs->slots[slot].pins = 0;
     fs->slots[slot].addr = CN_NONE;
     fs->slots[slot].lru = ++fs->lru_clock;
@@ -165,10 +212,8 @@ static void patch_parent(cairn *fs, uint32_t child, uint32_t level, uint32_t add
 static int write_node(cairn *fs, uint32_t slot)
 {
     uint8_t *n = cn_slot_data(fs, slot);
-    uint32_t page, got, used = cn_get16(n + 6), crc;
-    int err = cn_head_pages(fs, CN_H_META, fs->node_pages, &page, &got);
-    if (err)
-        return err;
+    uint32_t page, got, used = cn_get16(n + 6), crc, tries = 0;
+    int err;
     cn_put32(n + 8, fs->ckpt_seq + 1);
     cn_put32(n + 12, 0);
     crc = cn_crc32(0, n, NODE_HDR);
@@ -176,7 +221,15 @@ static int write_node(cairn *fs, uint32_t slot)
     cn_put32(n + 12, crc);
     /* bytes past `used` are stale; clear them so images compress and read clean */
     memset(n + NODE_HDR + used, 0xFF, fs->node_size - NODE_HDR - used);
-    err = cn_dev_prog(fs, page, 0, n, fs->node_size, NULL, 0);
+    do { /* a failed program retires the segment: write the node elsewhere */
+        err = cn_head_pages(fs, CN_H_META, fs->node_pages, 1, &page, &got);
+        if (!err)
+            err = cn_dev_prog(fs, page, 0, n, fs->node_size, NULL, 0);
+        if (err && (fs->segs[cn_seg_of(fs, page)].flags & CN_SF_FAILING))
+            cn_head_failed(fs, page);
+        else if (err)
+            return err;
+    } while (err && ++tries < 4);
     if (err)
         return err;
     cn_live_add(fs, page, (int32_t)fs->node_pages);

@@ -51,6 +51,8 @@ static int check_inode(cairn *fs, struct chk *c, uint32_t id)
         c->r->dirs++;
     else
         c->r->files++;
+    if (cn_ring_check_inode(fs, id))
+        problem(c, "ring: capacity or window malformed");
     if (id == CN_ROOT_ID) {
         if (type != CAIRN_TYPE_DIR)
             problem(c, "root: not a directory");
@@ -142,6 +144,8 @@ static int check_extent(cairn *fs, struct chk *c, uint64_t k, const uint8_t *v, 
     fs->segs[cn_seg_of(fs, phys)].aux = (uint16_t)(fs->segs[cn_seg_of(fs, phys)].aux + count);
     c->r->data_pages += count;
     err = cn_inode_get(fs, id, NULL, NULL, &size);
+    if (err == 0)
+        size = cn_ring_extent_limit(fs, id, size); /* a ring's slots all count */
     if (err == CAIRN_ERR_NOENT || (err == 0 && (uint64_t)(fpage + count) * fs->page_size >=
                                                    (uint64_t)size + fs->page_size)) {
         if (!is_orphan(fs, id))
@@ -226,12 +230,13 @@ int cairn_check(cairn *fs, struct cairn_check_report *report, cairn_check_fn rep
         err = cn_tree_walk(fs, count_node, &c);
     if (!err)
         err = check_keys(fs, &c);
-    for (s = 2; s < fs->seg_count && !err; s++) {
+    for (s = fs->seg_base; s < fs->seg_count && !err; s++) {
         const struct cn_seg *g = &fs->segs[s];
         if (g->aux != g->live && fs->dirty_nodes == 0)
             problem(&c, "segment: live page count differs from the pages in use");
-        if (g->live > 0 && (g->state == CN_SEG_FREE || g->state == CN_SEG_ERASED))
-            problem(&c, "segment: holds live pages but is marked free");
+        if (g->live > 0 && (g->state == CN_SEG_FREE || g->state == CN_SEG_ERASED ||
+                            g->state == CN_SEG_BAD))
+            problem(&c, "segment: holds live pages but is marked free or bad");
     }
     for (s = 0; s < fs->seg_count; s++)
         fs->segs[s].aux = 0;

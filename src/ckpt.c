@@ -1,33 +1,73 @@
 /* Checkpoints: the root of everything durable, written into fixed slots of
- * two anchor segments (0 and 1). Slots fill in order inside one anchor; when
- * it is full the other anchor is erased and restarted. Mount finds the newest
- * valid checkpoint with a handful of reads: slot 0 of each anchor says which
- * anchor is current, a binary search finds its last written slot.
+ * two anchor segments (the first two good segments of the volume). Slots
+ * fill in order inside one anchor; when it is full the other anchor is
+ * erased and restarted. Mount finds the newest valid checkpoint with a
+ * handful of reads: slot 0 of each anchor says which anchor is current, a
+ * binary search finds its last written slot. On NAND a slot holds two copies
+ * of the checkpoint, so one unreadable page does not lose the volume.
  *
  * Layout (little-endian), then the segment table, then zero padding:
  *   0 magic "CRN1"   4 version u16, flags u16   8 seq   12 length   16 crc
  *  20 page_size  24 seg_pages  28 seg_count  32 node_size
  *  36 root  40 height  44 next_id  48 log seg  52 log off  56 log seq
- *  60 heads: data, meta, cold as (seg, page)  84..95 zero
- *  96 per segment: erase_count u32, live u16, state u8, 0 u8
+ *  60 segment clock  64 heads: meta, cold, data 0..7 as (seg, page)
+ * 144 per segment (12 bytes, may straddle pages): erase_count u32, stamp u32,
+ *     live u16, state u8, flags u8
  * crc is CRC-32 of `length` bytes with the crc field zero. */
 #include "cn.h"
 
 #define CK_MAGIC 0x314E5243u
-#define CK_HDR 96u
 #define CK_CLEAN 1u
 
-static uint32_t ck_len(const cairn *fs) { return CK_HDR + 8u * fs->seg_count; }
-static uint32_t slots_per_anchor(const cairn *fs) { return fs->seg_pages / fs->ckpt_pages; }
+static uint32_t ck_len(const cairn *fs) { return CN_CK_HDR + CN_CK_ENTRY * fs->seg_count; }
+static uint32_t slot_pages(const cairn *fs) { return fs->ckpt_pages * fs->ckpt_copies; }
+static uint32_t slots_per_anchor(const cairn *fs) { return fs->seg_pages / slot_pages(fs); }
 static uint32_t slot_page(const cairn *fs, uint32_t anchor, uint32_t slot)
 {
-    return anchor * fs->seg_pages + slot * fs->ckpt_pages;
+    return fs->anchor[anchor] * fs->seg_pages + slot * slot_pages(fs);
+}
+
+/* Byte b of segment s's table entry (entries may straddle pages, so they
+ * are built and parsed a byte at a time). */
+static uint8_t entry_byte(const struct cn_seg *g, uint32_t b)
+{
+    if (b < 4)
+        return (uint8_t)(g->erase_count >> (8 * b));
+    if (b < 8)
+        return (uint8_t)(g->stamp >> (8 * (b - 4)));
+    if (b < 10)
+        return (uint8_t)(g->live >> (8 * (b - 8)));
+    return b == 10 ? g->state : g->flags;
+}
+
+static void set_entry_byte(struct cn_seg *g, uint32_t b, uint8_t v)
+{
+    if (b < 4)
+        g->erase_count = (g->erase_count & ~(0xFFu << (8 * b))) | ((uint32_t)v << (8 * b));
+    else if (b < 8)
+        g->stamp = (g->stamp & ~(0xFFu << (8 * (b - 4)))) | ((uint32_t)v << (8 * (b - 4)));
+    else if (b < 10)
+        g->live = (uint16_t)((g->live & ~(0xFFu << (8 * (b - 8)))) | ((uint32_t)v << (8 * (b - 8))));
+    else if (b == 10)
+        g->state = v;
+    else
+        g->flags = v;
+}
+
+/* The table bytes that fall in page j: [first, end) of the table area. */
+static void table_span(const cairn *fs, uint32_t j, uint32_t *first, uint32_t *end)
+{
+    uint32_t base = j * fs->page_size, top = base + fs->page_size;
+    *first = base < CN_CK_HDR ? 0 : base - CN_CK_HDR;
+    *end = top < CN_CK_HDR ? 0 : top - CN_CK_HDR;
+    if (*end > CN_CK_ENTRY * fs->seg_count)
+        *end = CN_CK_ENTRY * fs->seg_count;
 }
 
 /* Page j of the checkpoint image of the current state. */
 static void ck_page(cairn *fs, uint32_t j, uint8_t *buf, uint32_t flags, uint32_t seq)
 {
-    uint32_t ps = fs->page_size, base = j * ps, i, h;
+    uint32_t ps = fs->page_size, i, h, first, end;
 
     memset(buf, 0, ps);
     if (j == 0) {
@@ -46,20 +86,15 @@ static void ck_page(cairn *fs, uint32_t j, uint8_t *buf, uint32_t flags, uint32_
         cn_put32(buf + 48, fs->log.seg);
         cn_put32(buf + 52, fs->log.off);
         cn_put32(buf + 56, fs->log.seq);
+        cn_put32(buf + 60, fs->seg_clock);
         for (h = 0; h < CN_HEADS; h++) {
-            cn_put32(buf + 60 + h * 8, fs->head[h].seg);
-            cn_put32(buf + 64 + h * 8, fs->head[h].page);
+            cn_put32(buf + 64 + h * 8, fs->head[h].seg);
+            cn_put32(buf + 68 + h * 8, fs->head[h].page);
         }
     }
-    /* entries are 8-byte aligned and pages a multiple of 8: none straddles */
-    for (i = base < CK_HDR ? 0 : (base - CK_HDR) / 8u; i < fs->seg_count; i++) {
-        uint32_t at = CK_HDR + i * 8u;
-        if (at >= base + ps)
-            break;
-        cn_put32(buf + at - base, fs->segs[i].erase_count);
-        cn_put16(buf + at - base + 4, fs->segs[i].live);
-        buf[at - base + 6] = fs->segs[i].state;
-    }
+    table_span(fs, j, &first, &end);
+    for (i = first; i < end; i++)
+        buf[CN_CK_HDR + i - j * ps] = entry_byte(&fs->segs[i / CN_CK_ENTRY], i % CN_CK_ENTRY);
 }
 
 static uint32_t ck_crc_of_state(cairn *fs, uint32_t flags, uint32_t seq)
@@ -86,14 +121,14 @@ int cn_ckpt_write(cairn *fs, int clean)
         slot = 0;
     }
     if (slot == 0) {
-        err = cn_dev_erase_seg(fs, anchor);
+        err = cn_dev_erase_seg(fs, fs->anchor[anchor]);
         if (err)
             return err;
     }
     crc = ck_crc_of_state(fs, flags, seq);
-    for (j = 0; j < fs->ckpt_pages; j++) {
-        ck_page(fs, j, fs->scratch2, flags, seq);
-        if (j == 0)
+    for (j = 0; j < slot_pages(fs); j++) {
+        ck_page(fs, j % fs->ckpt_pages, fs->scratch2, flags, seq);
+        if (j % fs->ckpt_pages == 0)
             cn_put32(fs->scratch2 + 16, crc);
         err = cn_dev_prog(fs, slot_page(fs, anchor, slot) + j, 0, fs->scratch2,
                           fs->page_size, NULL, 0);
@@ -109,16 +144,16 @@ int cn_ckpt_write(cairn *fs, int clean)
     return 0;
 }
 
-/* Read and verify one slot; on success the state is loaded into fs. */
-static int ck_read(cairn *fs, uint32_t anchor, uint32_t slot, int load, uint32_t *seq_out,
-                   uint32_t *flags_out)
+/* Read and verify one copy of a slot; on success the state is loaded into fs. */
+static int ck_read_copy(cairn *fs, uint32_t first_page, int load, uint32_t *seq_out,
+                        uint32_t *flags_out)
 {
-    uint32_t ps = fs->page_size, len = ck_len(fs), j, crc = 0, stored = 0, i;
+    uint32_t ps = fs->page_size, len = ck_len(fs), j, crc = 0, stored = 0, i, lo, hi;
     uint8_t *b = fs->scratch2;
     int err;
     for (j = 0; j < fs->ckpt_pages && j * ps < len; j++) {
         uint32_t n = len - j * ps < ps ? len - j * ps : ps;
-        err = cn_dev_read(fs, slot_page(fs, anchor, slot) + j, 0, b, ps);
+        err = cn_dev_read(fs, first_page + j, 0, b, ps);
         if (err)
             return err;
         if (j == 0) {
@@ -139,26 +174,37 @@ static int ck_read(cairn *fs, uint32_t anchor, uint32_t slot, int load, uint32_t
                 fs->log.seg = cn_get32(b + 48);
                 fs->log.off = cn_get32(b + 52);
                 fs->log.seq = cn_get32(b + 56);
+                fs->seg_clock = cn_get32(b + 60);
                 for (h = 0; h < CN_HEADS; h++) {
-                    fs->head[h].seg = cn_get32(b + 60 + h * 8);
-                    fs->head[h].page = cn_get32(b + 64 + h * 8);
+                    fs->head[h].seg = cn_get32(b + 64 + h * 8);
+                    fs->head[h].page = cn_get32(b + 68 + h * 8);
                 }
             }
         }
         if (load) {
-            for (i = j * ps < CK_HDR ? 0 : (j * ps - CK_HDR) / 8u; i < fs->seg_count; i++) {
-                uint32_t at = CK_HDR + i * 8u - j * ps;
-                if (at >= ps)
-                    break;
-                fs->segs[i].erase_count = cn_get32(b + at);
-                fs->segs[i].live = cn_get16(b + at + 4);
-                fs->segs[i].state = b[at + 6];
-                fs->segs[i].aux = 0;
-            }
+            table_span(fs, j, &lo, &hi);
+            for (i = lo; i < hi; i++)
+                set_entry_byte(&fs->segs[i / CN_CK_ENTRY], i % CN_CK_ENTRY,
+                               b[CN_CK_HDR + i - j * ps]);
         }
         crc = cn_crc32(crc, b, n);
     }
     return crc == stored ? 0 : CAIRN_ERR_CORRUPT;
+}
+
+/* A slot is good if either copy is. */
+static int ck_read(cairn *fs, uint32_t anchor, uint32_t slot, int load, uint32_t *seq_out,
+                   uint32_t *flags_out)
+{
+    uint32_t c, s;
+    int err = CAIRN_ERR_CORRUPT;
+    for (c = 0; c < fs->ckpt_copies && err; c++)
+        err = ck_read_copy(fs, slot_page(fs, anchor, slot) + c * fs->ckpt_pages, load,
+                           seq_out, flags_out);
+    if (!err && load)
+        for (s = 0; s < fs->seg_count; s++)
+            fs->segs[s].aux = 0;
+    return err;
 }
 
 static int slot_written(cairn *fs, uint32_t anchor, uint32_t slot, int *written)
@@ -166,8 +212,9 @@ static int slot_written(cairn *fs, uint32_t anchor, uint32_t slot, int *written)
     uint8_t h[20];
     uint32_t i;
     int err = cn_dev_read(fs, slot_page(fs, anchor, slot), 0, h, sizeof h);
+    *written = 1; /* an unreadable page was written: its second copy may serve */
     if (err)
-        return err;
+        return err == CAIRN_ERR_IO ? 0 : err;
     *written = 0;
     for (i = 0; i < sizeof h; i++)
         if (h[i] != 0xFF)
@@ -240,7 +287,7 @@ int cn_ckpt_load(cairn *fs)
 
 int cn_ckpt_format(cairn *fs)
 {
-    int err = cn_dev_erase_seg(fs, 1);
+    int err = cn_dev_erase_seg(fs, fs->anchor[1]);
     if (err)
         return err;
     fs->ckpt_anchor = 0;

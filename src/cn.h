@@ -28,8 +28,13 @@
 #define CN_NONE 0xFFFFFFFFu
 #define CN_DIRTY_REF 0x80000000u /* tree child ref naming a cache slot */
 #define CN_TRIM_BATCH 16u        /* keys one trim record may delete */
-#define CN_RESERVE_SEGS 4u  /* free segments user data may not take (GC, deletes) */
-#define CN_RECOVERY_SEGS 2u /* free segments only a mount's recovery may take */
+/* Free segments each kind of writer must leave: user data stops at 4, data
+ * moved by GC at 3 (so a flush of the tree always has a segment), tree nodes
+ * and the journal at 2, which only a mount's recovery may take. */
+#define CN_RESERVE_SEGS 4u
+#define CN_META_FLOOR 3u
+#define CN_GC_FLOOR 2u
+#define CN_RECOVERY_SEGS 2u
 
 /* ---- tree keys: (id:32 | kind:4 | sub:28) ---- */
 enum cn_kind {
@@ -91,15 +96,35 @@ enum cn_seg_state {
 };
 struct cn_seg {
     uint32_t erase_count;
+    uint32_t stamp; /* segment clock when it was opened: the age of its data */
     uint16_t live;  /* live pages (data and tree nodes) */
     uint16_t aux;   /* RAM only: replay pins it, the check counts pages in it */
     uint8_t state;  /* enum cn_seg_state */
+    uint8_t flags;  /* CN_SF_* */
 };
+#define CN_SF_NODES 0x01u   /* tree nodes were written into it */
+#define CN_SF_SCRUB 0x02u   /* reads needed error correction: move its data soon */
+#define CN_SF_FAILING 0x04u /* a program or erase failed: move its data, retire it */
+#define CN_SF_STUCK 0x08u   /* holds pages GC could not read: not a victim again */
+#define CN_SF_URGENT (CN_SF_SCRUB | CN_SF_FAILING)
 
-enum cn_head_id { CN_H_DATA = 0, CN_H_META = 1, CN_H_COLD = 2, CN_HEADS = 3 };
+/* Heads: where each kind of write appends. Files written side by side get a
+ * data head each, up to cfg.data_heads (CN_DATA_HEADS_MAX). */
+enum cn_head_id { CN_H_META = 0, CN_H_COLD = 1, CN_H_DATA = 2 };
+#define CN_DATA_HEADS_MAX 8u
+#define CN_HEADS (CN_H_DATA + CN_DATA_HEADS_MAX)
 struct cn_head {
     uint32_t seg;  /* CN_NONE: no segment yet */
     uint32_t page; /* next page to program, inside seg */
+};
+
+/* Incremental garbage collection: the victim being emptied and how far. */
+enum cn_gc_phase { CN_GC_IDLE = 0, CN_GC_DATA = 1, CN_GC_NODES = 2 };
+struct cn_gc {
+    uint32_t victim;
+    uint8_t phase;
+    uint64_t cursor; /* next tree key whose extent may lie in the victim */
+    uint8_t stuck;   /* a page of the victim could not be read */
 };
 
 /* ---- node cache ---- */
@@ -110,6 +135,7 @@ struct cn_slot {
     uint8_t dirty;
     uint8_t pins;
     uint8_t level;
+    uint8_t sane; /* its structure was checked (once per load from flash) */
 };
 
 /* ---- journal ---- */
@@ -120,6 +146,9 @@ enum cn_rec_type {
     CN_R_SIZE = 0x11,
     CN_R_TRIM = 0x12,
     CN_R_MOVE = 0x13,
+    CN_R_PUNCH = 0x14, /* sector trim: file pages become a hole */
+    CN_R_RING = 0x15,    /* ring file: pages into slots and the new window */
+    CN_R_RINGNEW = 0x16, /* create a ring file */
     CN_R_CREATE = 0x20,
     CN_R_REMOVE = 0x21,
     CN_R_RENAME = 0x22,
@@ -152,6 +181,13 @@ struct cn_file {
     uint8_t *buf;
     /* cursor: the extent that served the last lookup */
     uint32_t ext_start, ext_phys, ext_count;
+    uint32_t next_load; /* file page a sequential reader loads next */
+    uint32_t reserved; /* pages set aside by cairn_fallocate, not yet used */
+#ifndef CAIRN_NO_RING
+    /* ring files (ring.c): capacity in pages (0: not a ring) and the ring
+     * offset of the oldest byte, in RAM and as the journal knows it */
+    uint32_t ring_pages, ring_head, ring_rec_head;
+#endif
 };
 
 enum cn_handle_kind { CN_HND_FREE = 0, CN_HND_FILE = 1, CN_HND_DIR = 2 };
@@ -195,13 +231,28 @@ struct cairn {
     struct cn_handle *handles;
     uint32_t max_open;
     uint32_t lru_clock;
+    /* read-ahead of file data in one node-cache slot (cache.c) */
+    uint32_t ra_slot, ra_phys, ra_pages; /* ra_pages 0: none */
     uint32_t dirty_nodes;
     uint32_t free_segs; /* FREE or ERASED, live 0, not pinned */
+    uint32_t seg_base;  /* first segment after the anchors */
+    uint32_t anchor[2]; /* the two anchor segments (the first two good ones) */
+    uint32_t seg_clock; /* counts segments opened: the age scale of GC */
+    uint32_t head_owner[CN_DATA_HEADS_MAX]; /* file id writing through it, 0 none */
+    uint32_t head_used[CN_DATA_HEADS_MAX];  /* clock of its last use (sharing) */
+    uint32_t reserved;  /* pages promised by cairn_fallocate to open files */
+    uint32_t call_erases; /* erases issued since the current call began */
+    uint8_t data_heads;
+    uint8_t ckpt_copies; /* 2 on NAND: a checkpoint survives one unreadable copy */
+    uint16_t wear_spread;
+    uint32_t gc_step;
+    struct cn_gc gc;
     void *mem_owned;    /* malloc'd by mount, freed by unmount */
     uint8_t session_pending; /* clean mount: checkpoint before the first write */
     uint8_t broken;          /* an update failed half-way: refuse further work */
     uint8_t in_gc;           /* GC is running: no nested collection */
     uint8_t recovering;      /* mount is replaying: the last segments are open to it */
+    uint8_t borrow;          /* a freeing commit may take one recovery segment */
 };
 
 /* device.c */
@@ -219,6 +270,9 @@ int cn_cache_new(cairn *fs, uint32_t *slot_out);
 uint8_t *cn_slot_data(cairn *fs, uint32_t slot);
 void cn_cache_cow(cairn *fs, uint32_t slot);
 void cn_cache_drop(cairn *fs, uint32_t slot);
+const uint8_t *cn_ra_page(cairn *fs, uint32_t phys);
+int cn_ra_fill(cairn *fs, uint32_t phys, uint32_t pages);
+void cn_ra_forget(cairn *fs, uint32_t page, uint32_t pages);
 uint32_t cn_cache_evictable(const cairn *fs);
 int cn_cache_flush(cairn *fs);
 
@@ -237,23 +291,39 @@ struct cn_val {
 };
 int cn_tree_put2(cairn *fs, uint64_t key, const struct cn_val *v);
 int cn_tree_del(cairn *fs, uint64_t key);
+typedef int (*cn_match_fn)(uint64_t key, const uint8_t *val, uint32_t vlen, void *arg);
+int cn_tree_scan_leaf(cairn *fs, uint64_t key, cn_match_fn match, void *arg,
+                      uint64_t *found, void *val, uint32_t vcap, uint32_t *vlen);
 int cn_tree_init_empty(cairn *fs);
 /* Calls fn for every node (pre-order) with its ref; stops on nonzero. */
 typedef int (*cn_node_fn)(cairn *fs, uint32_t slot, uint32_t addr, void *arg);
 int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg);
 
-/* seg.c */
-int cn_seg_alloc(cairn *fs, int privileged, uint32_t *seg_out);
-int cn_head_pages(cairn *fs, unsigned h, uint32_t want, uint32_t *page_out, uint32_t *got);
-int cn_data_pages(cairn *fs, uint32_t want, uint32_t *page_out, uint32_t *got);
-int cn_data_head_short(const cairn *fs, uint32_t pages);
-int cn_settle(cairn *fs, uint32_t pages);
+/* seg.c: the segment table */
+int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out);
 void cn_live_add(cairn *fs, uint32_t page, int32_t delta);
-int cn_space_for_user(cairn *fs);
 uint32_t cn_free_segs(const cairn *fs);
 uint32_t cn_dead_segs(const cairn *fs);
-int cn_meta_room(cairn *fs);
 void cn_seg_release_dead(cairn *fs);
+void cn_seg_retire(cairn *fs, uint32_t seg);
+int cn_seg_usable(const cairn *fs, uint32_t seg);
+uint32_t cn_wear_spread(const cairn *fs, uint32_t *min_out, uint32_t *max_out);
+
+/* alloc.c: heads, reserves, space for records and user data */
+int cn_head_pages(cairn *fs, unsigned h, uint32_t want, int exact, uint32_t *page_out,
+                  uint32_t *got);
+void cn_head_failed(cairn *fs, uint32_t page);
+int cn_head_full(const cairn *fs, unsigned h);
+struct cn_file;
+/* Pages for the file's data at its data head. */
+int cn_data_pages(cairn *fs, struct cn_file *f, uint32_t want, uint32_t *page_out,
+                  uint32_t *got);
+int cn_settle(cairn *fs, uint32_t pages);
+int cn_space_for_user(cairn *fs);
+int cn_meta_room(cairn *fs, uint32_t extra);
+int cn_gc_fits(cairn *fs, uint32_t live, int at_once);
+int cn_reserve(cairn *fs, struct cn_file *f, uint32_t pages);
+void cn_heads_forget_file(cairn *fs, struct cn_file *f);
 
 /* journal.c */
 int cn_log_append(cairn *fs, uint8_t type, const uint8_t *payload, uint32_t len);
@@ -265,7 +335,9 @@ typedef int (*cn_rec_fn)(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len
 int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
                 uint32_t *end_off, uint32_t *records);
 
-/* ckpt.c */
+/* ckpt.c: a checkpoint is a header and a 12-byte entry per segment */
+#define CN_CK_HDR 144u
+#define CN_CK_ENTRY 12u
 int cn_ckpt_write(cairn *fs, int clean);
 int cn_ckpt_load(cairn *fs);
 int cn_ckpt_format(cairn *fs);
@@ -280,7 +352,8 @@ int cn_record_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint
 int cn_finish_orphans(cairn *fs, uint32_t budget);
 
 /* gc.c */
-int cn_gc_one(cairn *fs);
+int cn_gc_step(cairn *fs, uint32_t budget, uint32_t written, uint32_t *moved);
+int cn_gc_collect(cairn *fs);
 
 /* dir.c */
 int cn_lookup(cairn *fs, const char *path, uint32_t *id, uint8_t *type,
@@ -292,8 +365,24 @@ uint32_t cn_name_hash(const char *name, uint32_t len);
 int cn_file_flush(cairn *fs, struct cn_file *f);
 int cn_sync_file(cairn *fs, struct cn_file *f);
 
-/* inode value: type u8, 0[3], parent u32, size i32, sub of its dirent u32 */
+/* inode value: type u8, flags u8, 0[2], parent u32, size i32, sub of its
+ * dirent u32; a ring file (flag CN_INODE_F_RING) adds capacity u32 and the
+ * ring offset of its oldest byte u32 */
 #define CN_INODE_LEN 16u
+#define CN_INODE_F_RING 0x01u
+#define CN_RING_INODE_LEN 24u
+#ifndef CAIRN_NO_RING
+#define CN_INODE_MAX CN_RING_INODE_LEN
+#else
+#define CN_INODE_MAX CN_INODE_LEN /* ring inodes read as malformed */
+#endif
+static inline int cn_inode_len_ok(const uint8_t *v, uint32_t vlen)
+{
+    if (vlen == CN_INODE_LEN)
+        return !(v[1] & CN_INODE_F_RING);
+    return CN_INODE_MAX == CN_RING_INODE_LEN && vlen == CN_RING_INODE_LEN &&
+           (v[1] & CN_INODE_F_RING) && v[0] == CAIRN_TYPE_FILE;
+}
 static inline void cn_inode_pack(uint8_t *v, uint8_t type, uint32_t parent, int32_t size,
                                  uint32_t sub)
 {
@@ -338,5 +427,70 @@ int cn_write_data(cairn *fs, uint32_t phys, uint32_t id, uint32_t fpage, const u
 int cn_extent_lookup(cairn *fs, uint32_t id, uint32_t fpage, uint32_t *start,
                      uint32_t *phys, uint32_t *count);
 int cn_inode_sub(cairn *fs, uint32_t id, uint32_t *sub);
+
+/* ring.c: ring files. file.c and check.c call these hooks; with the ring
+ * code compiled out the stubs keep their branches dead. */
+#ifndef CAIRN_NO_RING
+static inline int cn_is_ring(const struct cn_file *f) { return f->ring_pages != 0; }
+/* The window's head moved since the journal last recorded it. */
+static inline int cn_ring_moved(const struct cn_file *f)
+{
+    return f->ring_head != f->ring_rec_head;
+}
+int cn_ring_load(cairn *fs, struct cn_file *f);
+int32_t cn_ring_read(cairn *fs, struct cn_handle *h, struct cn_file *f, uint8_t *out,
+                     int32_t len);
+int cn_ring_append(cairn *fs, struct cn_file *f, const uint8_t *src, uint32_t want,
+                   uint32_t *n);
+int cn_ring_truncate(cairn *fs, struct cn_file *f, int32_t size);
+int cn_ring_record(cairn *fs, struct cn_file *f, uint32_t slot, uint32_t phys, uint32_t count);
+int cn_ring_apply(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
+int32_t cn_ring_extent_limit(cairn *fs, uint32_t id, int32_t size);
+int cn_ring_check_inode(cairn *fs, uint32_t id);
+/* what ring.c reuses of apply.c and file.c */
+int cn_apply_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32_t count,
+                    int32_t size);
+int cn_apply_create(cairn *fs, const uint8_t *p, uint32_t len);
+int cn_record_ring(cairn *fs, const uint8_t *p);
+int cn_file_map(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t *phys, uint32_t *run);
+#else
+static inline int cn_is_ring(const struct cn_file *f) { (void)f; return 0; }
+static inline int cn_ring_moved(const struct cn_file *f) { (void)f; return 0; }
+static inline int cn_ring_load(cairn *fs, struct cn_file *f) { (void)fs; (void)f; return 0; }
+static inline int32_t cn_ring_read(cairn *fs, struct cn_handle *h, struct cn_file *f,
+                                   uint8_t *out, int32_t len)
+{
+    (void)fs; (void)h; (void)f; (void)out; (void)len;
+    return CAIRN_ERR_INVAL;
+}
+static inline int cn_ring_append(cairn *fs, struct cn_file *f, const uint8_t *src,
+                                 uint32_t want, uint32_t *n)
+{
+    (void)fs; (void)f; (void)src; (void)want; (void)n;
+    return CAIRN_ERR_INVAL;
+}
+static inline int cn_ring_truncate(cairn *fs, struct cn_file *f, int32_t size)
+{
+    (void)fs; (void)f; (void)size;
+    return CAIRN_ERR_INVAL;
+}
+static inline int cn_ring_record(cairn *fs, struct cn_file *f, uint32_t slot, uint32_t phys,
+                                 uint32_t count)
+{
+    (void)fs; (void)f; (void)slot; (void)phys; (void)count;
+    return CAIRN_ERR_INVAL;
+}
+static inline int cn_ring_apply(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
+{
+    (void)fs; (void)type; (void)p; (void)len;
+    return CAIRN_ERR_CORRUPT;
+}
+static inline int32_t cn_ring_extent_limit(cairn *fs, uint32_t id, int32_t size)
+{
+    (void)fs; (void)id;
+    return size;
+}
+static inline int cn_ring_check_inode(cairn *fs, uint32_t id) { (void)fs; (void)id; return 0; }
+#endif
 
 #endif /* CN_H */

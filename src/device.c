@@ -11,6 +11,20 @@ static int map_result(int r)
     return CAIRN_ERR_IO;
 }
 
+/* A failed program or erase wears the segment out: its data is moved and
+ * the segment retired (seg.c, gc.c). Corrected reads schedule a scrub. */
+static int note_result(cairn *fs, uint32_t page, int r)
+{
+    uint32_t s = page / fs->seg_pages;
+    if (s < fs->seg_count) {
+        if (r == CAIRN_DEV_PROG_FAIL || r == CAIRN_DEV_ERASE_FAIL)
+            fs->segs[s].flags |= CN_SF_FAILING;
+        else if (r == CAIRN_DEV_CORRECTED && s >= fs->seg_base)
+            fs->segs[s].flags |= CN_SF_SCRUB;
+    }
+    return map_result(r);
+}
+
 static int in_volume(const cairn *fs, uint32_t page, uint32_t off, uint32_t len)
 {
     uint64_t total = (uint64_t)fs->seg_count * fs->seg_pages * fs->page_size;
@@ -27,12 +41,14 @@ int cn_dev_read(cairn *fs, uint32_t page, uint32_t off, void *buf, uint32_t len)
         return CAIRN_ERR_CORRUPT;
     page += off / fs->page_size;
     off %= fs->page_size;
-    while (len > 0) {
+    while (len > 0) { /* NAND reads stop at the erase block's end */
         uint32_t room = (ppb - page % ppb) * fs->page_size - off;
-        uint32_t n = len < room ? len : room;
+        uint32_t n = len < room || fs->medium != CAIRN_MEDIUM_NAND ? len : room;
         int r = d->read(d->ctx, page, off, out, n);
+        if (r != CAIRN_DEV_OK)
+            r = note_result(fs, page, r);
         if (r < 0)
-            return map_result(r);
+            return r;
         out += n;
         len -= n;
         page += (off + n) / fs->page_size;
@@ -64,14 +80,20 @@ int cn_dev_prog(cairn *fs, uint32_t page, uint32_t off, const void *buf,
         return CAIRN_ERR_ROFS;
     if (!in_volume(fs, page, off, len))
         return CAIRN_ERR_CORRUPT;
+    cn_ra_forget(fs, page, (off + len + fs->page_size - 1) / fs->page_size);
     if (off + len <= fs->page_size)
-        return map_result(d->prog(d->ctx, page, off, in, len, spare, spare_len));
+        return note_result(fs, page, d->prog(d->ctx, page, off, in, len, spare, spare_len));
     while (len > 0) { /* whole pages from here on: off is 0 */
         uint32_t room = (ppb - page % ppb) * fs->page_size;
+        uint32_t unit = d->geo.write_unit / fs->page_size;
+        /* BLOCK: no write straddles two of the medium's preferred units */
+        if (fs->medium == CAIRN_MEDIUM_BLOCK && unit > 1 &&
+            room > (unit - page % unit) * fs->page_size)
+            room = (unit - page % unit) * fs->page_size;
         uint32_t n = len < room ? len : room;
         int r = d->prog(d->ctx, page, 0, in, n, NULL, 0);
         if (r < 0)
-            return map_result(r);
+            return note_result(fs, page, r);
         in += n;
         len -= n;
         page += n / fs->page_size;
@@ -88,12 +110,14 @@ int cn_dev_erase_seg(cairn *fs, uint32_t seg)
         return CAIRN_ERR_ROFS;
     if (seg >= fs->seg_count)
         return CAIRN_ERR_CORRUPT;
+    cn_ra_forget(fs, seg * fs->seg_pages, fs->seg_pages);
+    fs->call_erases++;
+    fs->segs[seg].erase_count++; /* a failed erase wore the block too */
     for (i = 0; i < bpl; i++) {
         int r = d->erase(d->ctx, seg * bpl + i);
         if (r < 0)
-            return map_result(r);
+            return note_result(fs, seg * fs->seg_pages, r);
     }
-    fs->segs[seg].erase_count++;
     return 0;
 }
 

@@ -125,10 +125,19 @@ static int map_page(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t *phys
     return 0;
 }
 
+#ifndef CAIRN_NO_RING
+int cn_file_map(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t *phys, uint32_t *run)
+{
+    return map_page(fs, f, fpage, phys, run);
+}
+#endif
+
+/* Bytes of file page fpage inside the file (a ring's buffer holds only its
+ * tail page, whose bytes end at the dirty end). */
 static uint32_t valid_in_page(const cairn *fs, const struct cn_file *f, uint32_t fpage)
 {
     int64_t v = (int64_t)f->size - (int64_t)fpage * ps_of(fs);
-    if (v <= 0)
+    if (v <= 0 || cn_is_ring(f))
         return 0;
     return v > (int64_t)ps_of(fs) ? ps_of(fs) : (uint32_t)v;
 }
@@ -189,10 +198,32 @@ static int record_extent(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t 
     return err;
 }
 
+/* The buffered page to a fresh page at the file's data head; a worn block
+ * (failed program) is left for GC to empty and the page goes elsewhere. */
+static int write_buffer(cairn *fs, struct cn_file *f, uint32_t valid, uint32_t *phys)
+{
+    uint32_t got, tries = 0;
+    int err;
+    do {
+        err = cn_data_pages(fs, f, 1, phys, &got);
+        if (err)
+            return err;
+        if (fs->medium == CAIRN_MEDIUM_NOR)
+            err = cn_dev_prog(fs, *phys, 0, f->buf, valid, NULL, 0);
+        else
+            err = cn_write_data(fs, *phys, f->id, f->buf_page, f->buf, 1);
+        if (err && (fs->segs[cn_seg_of(fs, *phys)].flags & CN_SF_FAILING))
+            cn_head_failed(fs, *phys);
+        else
+            return err;
+    } while (++tries < 4);
+    return err;
+}
+
 /* Write the buffered page to flash and journal it. */
 int cn_file_flush(cairn *fs, struct cn_file *f)
 {
-    uint32_t fpage = f->buf_page, valid, phys, got;
+    uint32_t fpage = f->buf_page, valid, phys;
     int err;
     if (!f->buf_dirty || f->id == CN_NONE)
         return 0;
@@ -202,7 +233,7 @@ int cn_file_flush(cairn *fs, struct cn_file *f)
     valid = valid_in_page(fs, f, fpage);
     if (valid < f->dhi)
         valid = f->dhi;
-    if (fs->spare_tags) {
+    if (fs->spare_tags && !cn_is_ring(f)) {
         /* the page goes into the journal, its tag being the record: one
          * program makes it durable (falls back when records are pending) */
         int64_t end = (int64_t)(fpage + 1) * ps_of(fs);
@@ -229,17 +260,12 @@ int cn_file_flush(cairn *fs, struct cn_file *f)
                 return err;
         }
     } else {
-        err = cn_data_pages(fs, 1, &phys, &got);
-        if (err)
-            return err;
-        if (fs->medium == CAIRN_MEDIUM_NOR)
-            err = cn_dev_prog(fs, phys, 0, f->buf, valid, NULL, 0);
-        else
-            err = cn_write_data(fs, phys, f->id, fpage, f->buf, 1);
+        err = write_buffer(fs, f, valid, &phys);
         if (err)
             return err;
     }
-    err = record_extent(fs, f, fpage, phys, 1);
+    err = cn_is_ring(f) ? cn_ring_record(fs, f, fpage, phys, 1)
+                        : record_extent(fs, f, fpage, phys, 1);
     if (err)
         return err;
     f->buf_dirty = 0;
@@ -251,6 +277,22 @@ int cn_file_flush(cairn *fs, struct cn_file *f)
     } else {
         f->tail_phys = CN_NONE;
     }
+    return 0;
+}
+
+/* `valid` bytes of file page fpage (at phys, `run` pages of its extent from
+ * there) into the buffer; a sequential reader gets the next pages read ahead
+ * in the same device call. */
+static int read_page(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t phys,
+                     uint32_t run, uint32_t valid)
+{
+    const uint8_t *ra = cn_ra_page(fs, phys);
+    if (ra == NULL && fpage == f->next_load && run > 1 && fs->node_pages > 1 &&
+        cn_ra_fill(fs, phys, run < fs->node_pages ? run : fs->node_pages) == 0)
+        ra = cn_ra_page(fs, phys);
+    if (ra == NULL)
+        return cn_dev_read(fs, phys, 0, f->buf, valid);
+    memcpy(f->buf, ra, valid);
     return 0;
 }
 
@@ -271,10 +313,11 @@ static int load_page(cairn *fs, struct cn_file *f, uint32_t fpage)
     if (valid > 0) {
         err = map_page(fs, f, fpage, &phys, &run);
         if (!err && phys != CN_NONE)
-            err = cn_dev_read(fs, phys, 0, f->buf, valid);
+            err = read_page(fs, f, fpage, phys, run, valid);
         if (err)
             return err;
     }
+    f->next_load = fpage + 1;
     f->buf_page = fpage;
     f->dlo = ps_of(fs);
     f->dhi = 0;
@@ -307,6 +350,8 @@ int32_t cairn_read(cairn *fs, int fd, void *buf, int32_t len)
         return CAIRN_ERR_BADF;
     if (len < 0 || (buf == NULL && len > 0))
         return CAIRN_ERR_INVAL;
+    if (cn_is_ring(f))
+        return cn_ring_read(fs, h, f, out, len);
     if (h->pos >= f->size)
         return 0;
     if (len > f->size - h->pos)
@@ -322,13 +367,15 @@ int32_t cairn_read(cairn *fs, int fd, void *buf, int32_t len)
             err = map_page(fs, f, fpage, &phys, &run);
             if (err)
                 return done ? done : err;
-            if (in == 0 && want >= ps_of(fs)) { /* whole pages straight to the caller */
-                uint32_t k = want / ps_of(fs);
+            if (in == 0 && (want >= ps_of(fs) || h->pos + (int32_t)want >= f->size)) {
+                /* straight to the caller: whole pages, and a last partial page
+                 * when the read ends the file (nothing would reuse it) */
+                uint32_t k = (want + ps_of(fs) - 1) / ps_of(fs);
                 if (k > run)
                     k = run;
                 if (f->buf_page != CN_NONE && f->buf_page > fpage && f->buf_page < fpage + k)
                     k = f->buf_page - fpage;
-                n = k * ps_of(fs);
+                n = k * ps_of(fs) < want ? k * ps_of(fs) : want;
                 if (phys == CN_NONE)
                     memset(out, 0, n);
                 else if ((err = cn_dev_read(fs, phys, 0, out, n)) != 0)
@@ -359,6 +406,7 @@ static int write_pages(cairn *fs, struct cn_file *f, uint32_t fpage, const uint8
                        uint32_t pages, uint32_t *written)
 {
     int err = cn_file_flush(fs, f); /* keep the journal in the order of writes */
+    uint32_t retries = 0;
     *written = 0;
     if (err)
         return err;
@@ -368,7 +416,7 @@ static int write_pages(cairn *fs, struct cn_file *f, uint32_t fpage, const uint8
         int64_t end;
         err = cn_settle(fs, pages);
         if (!err)
-            err = cn_data_pages(fs, pages, &phys, &got);
+            err = cn_data_pages(fs, f, pages, &phys, &got);
         if (err)
             return err;
         if (f->buf_page != CN_NONE && f->buf_page >= fpage && f->buf_page < fpage + got) {
@@ -376,6 +424,10 @@ static int write_pages(cairn *fs, struct cn_file *f, uint32_t fpage, const uint8
             f->buf_dirty = 0;
         }
         err = cn_write_data(fs, phys, f->id, fpage, src, got);
+        if (err && (fs->segs[cn_seg_of(fs, phys)].flags & CN_SF_FAILING) && ++retries < 4) {
+            cn_head_failed(fs, phys); /* the block is worn: write these pages elsewhere */
+            continue;
+        }
         if (err)
             return err;
         end = (int64_t)(fpage + got) * ps_of(fs);
@@ -406,7 +458,7 @@ int32_t cairn_write(cairn *fs, int fd, const void *buf, int32_t len)
         return CAIRN_ERR_BADF;
     if (len < 0 || (buf == NULL && len > 0))
         return CAIRN_ERR_INVAL;
-    if (h->flags & CAIRN_O_APPEND)
+    if ((h->flags & CAIRN_O_APPEND) || cn_is_ring(f)) /* a ring appends from anywhere */
         h->pos = f->size;
     if (len > INT32_MAX - h->pos)
         return CAIRN_ERR_FBIG;
@@ -423,8 +475,12 @@ int32_t cairn_write(cairn *fs, int fd, const void *buf, int32_t len)
     }
     while (done < len) {
         uint32_t pos = (uint32_t)h->pos, fpage = pos / ps_of(fs), in = pos % ps_of(fs);
-        uint32_t want = (uint32_t)(len - done), n;
-        if (in == 0 && want >= ps_of(fs) && f->buf_page != fpage) {
+        uint32_t want = (uint32_t)(len - done), n = 0;
+        if (cn_is_ring(f)) { /* settled from this frame: keeps ring.c off GC's deepest path */
+            err = cn_settle(fs, want / ps_of(fs) + 1);
+            if (!err)
+                err = cn_ring_append(fs, f, src, want, &n);
+        } else if (in == 0 && want >= ps_of(fs) && f->buf_page != fpage) {
             uint32_t pages;
             err = write_pages(fs, f, fpage, src, want / ps_of(fs), &pages);
             n = pages * ps_of(fs); /* what is in the file, even after an error */
@@ -463,7 +519,7 @@ int32_t cairn_seek(cairn *fs, int fd, int32_t off, int whence)
     if (base < 0)
         return CAIRN_ERR_INVAL;
     np = base + off;
-    if (np < 0 || np > INT32_MAX)
+    if (np < 0 || np > INT32_MAX || (cn_is_ring(f) && np > f->size)) /* a ring has no holes */
         return CAIRN_ERR_INVAL;
     h->pos = (int32_t)np;
     return h->pos;
@@ -505,6 +561,8 @@ int cairn_truncate(cairn *fs, int fd, int32_t size)
         return CAIRN_ERR_INVAL;
     if (size == f->size)
         return 0;
+    if (cn_is_ring(f))
+        return cn_ring_truncate(fs, f, size);
     err = cn_settle(fs, 2);
     if (!err)
         err = cn_file_flush(fs, f);
@@ -529,11 +587,11 @@ int cairn_truncate(cairn *fs, int fd, int32_t size)
 
 int cn_sync_file(cairn *fs, struct cn_file *f)
 {
-    int err = f->buf_dirty || f->size != f->rec_size ? cn_settle(fs, 1) : 0;
+    int err = f->buf_dirty || f->size != f->rec_size || cn_ring_moved(f) ? cn_settle(fs, 1) : 0;
     if (!err)
         err = cn_file_flush(fs, f);
-    if (!err && f->size != f->rec_size)
-        err = record_size(fs, f);
+    if (!err && (f->size != f->rec_size || cn_ring_moved(f))) /* a ring journals its window */
+        err = cn_is_ring(f) ? cn_ring_record(fs, f, 0, CN_NONE, 0) : record_size(fs, f);
     return err;
 }
 
@@ -570,9 +628,29 @@ int cairn_close(cairn *fs, int fd)
             err = cn_dev_sync(fs);
     }
     h->kind = CN_HND_FREE;
-    if (--f->refs == 0)
+    if (--f->refs == 0) {
+        cn_heads_forget_file(fs, f);
         f->id = 0;
+    }
     return err;
+}
+
+int cairn_fallocate(cairn *fs, int fd, int32_t length)
+{
+    struct cn_handle *h;
+    struct cn_file *f = file_of(fs, fd, 1, &h);
+    uint32_t want, have;
+    int err;
+    if (f == NULL)
+        return CAIRN_ERR_BADF;
+    if (length < 0)
+        return CAIRN_ERR_INVAL;
+    err = cn_settle(fs, 0);
+    want = (uint32_t)(((uint64_t)(uint32_t)length + ps_of(fs) - 1) / ps_of(fs));
+    have = (uint32_t)(((uint64_t)(uint32_t)f->size + ps_of(fs) - 1) / ps_of(fs)) + f->reserved;
+    if (err || want <= have)
+        return err;
+    return cn_reserve(fs, f, want - have);
 }
 
 int cairn_fstat(cairn *fs, int fd, struct cairn_info *info)
@@ -623,6 +701,11 @@ static int open_object(cairn *fs, uint32_t id, int flags)
             f->buf_page = CN_NONE;
             f->tail_phys = CN_NONE;
             f->dlo = ps_of(fs);
+            err = cn_ring_load(fs, f);
+            if (err) {
+                f->id = 0; /* the slot stays free */
+                return err;
+            }
         }
     }
     fs->files[slot].refs++;

@@ -13,6 +13,7 @@ size_t cairn_context_size(void) { return sizeof(struct cairn); }
 
 struct layout {
     uint32_t page_size, seg_pages, seg_count, node_size, nslots, max_open, commit_pages;
+    uint32_t ckpt_pages;
     uint32_t off_segs, off_slots, off_cache, off_scratch, off_scratch2, off_logpage;
     uint32_t off_files, off_handles, off_bufs, off_rec, total;
 };
@@ -55,10 +56,16 @@ static int plan(const struct cairn_config *cfg, struct layout *l)
         l->commit_pages = 1;
     if (l->node_size % g->page_size || l->node_size < 1024 || l->node_size > 65536 ||
         l->node_size / g->page_size * 16u > l->seg_pages || l->nslots < 12 || l->nslots > 254 ||
-        l->max_open > CN_MAX_OPEN || l->seg_count < 4 + CN_RESERVE_SEGS + 3)
+        l->max_open > CN_MAX_OPEN || l->seg_count < 4 + CN_RESERVE_SEGS + 3 ||
+        cfg->data_heads > CN_DATA_HEADS_MAX)
         return CAIRN_ERR_INVAL;
-    /* one checkpoint must fit an anchor segment with room for more */
-    if ((96u + 8u * l->seg_count + g->page_size - 1) / g->page_size > l->seg_pages / 2)
+    /* BLOCK: segments are whole preferred write units, so heads fill units in order */
+    if (g->medium == CAIRN_MEDIUM_BLOCK && g->write_unit > g->page_size &&
+        (g->write_unit % g->page_size || (l->seg_pages * g->page_size) % g->write_unit))
+        return CAIRN_ERR_INVAL;
+    /* one checkpoint (two copies on NAND) must fit an anchor with room for more */
+    l->ckpt_pages = (CN_CK_HDR + CN_CK_ENTRY * l->seg_count + g->page_size - 1) / g->page_size;
+    if (l->ckpt_pages * (g->medium == CAIRN_MEDIUM_NAND ? 2u : 1u) > l->seg_pages / 2)
         return CAIRN_ERR_INVAL;
     scratch = g->page_size > CN_REC_MAX ? g->page_size : CN_REC_MAX;
     l->off_segs = 0;
@@ -120,7 +127,12 @@ static int setup(cairn *fs, const struct cairn_config *cfg)
     fs->spare_tags = fs->medium == CAIRN_MEDIUM_NAND && cfg->dev->geo.spare_size >= CN_TAG_LEN &&
                     cfg->dev->read_spare != NULL;
     fs->read_only = cfg->read_only;
-    fs->ckpt_pages = (96u + 8u * l.seg_count + l.page_size - 1) / l.page_size;
+    fs->ckpt_pages = l.ckpt_pages;
+    fs->ckpt_copies = fs->medium == CAIRN_MEDIUM_NAND ? 2 : 1;
+    fs->data_heads = cfg->data_heads ? cfg->data_heads : (l.seg_count < 64u ? 1 : 4);
+    fs->wear_spread = cfg->wear_spread ? cfg->wear_spread : 16;
+    fs->gc_step = cfg->gc_step_pages ? cfg->gc_step_pages : 16;
+    fs->gc.victim = CN_NONE;
     fs->segs = (struct cn_seg *)(void *)(m + l.off_segs);
     fs->slots = (struct cn_slot *)(void *)(m + l.off_slots);
     fs->cache = m + l.off_cache;
@@ -136,6 +148,33 @@ static int setup(cairn *fs, const struct cairn_config *cfg)
     fs->log.last_ext = CN_NONE;
     for (h = 0; h < CN_HEADS; h++)
         fs->head[h].seg = CN_NONE;
+    return 0;
+}
+
+/* Is every erase block of segment s good (as the driver's marks say)? */
+static int seg_good(cairn *fs, uint32_t s)
+{
+    struct cairn_dev *d = fs->dev;
+    uint32_t bpl = fs->seg_pages / d->geo.pages_per_block, i;
+    if (d->is_bad == NULL)
+        return 1;
+    for (i = 0; i < bpl; i++)
+        if (d->is_bad(d->ctx, s * bpl + i) != 0)
+            return 0;
+    return 1;
+}
+
+/* The anchors are the first two good segments: mount finds them with a bad
+ * block query or two, and factory-bad blocks at the start cost nothing more. */
+static int find_anchors(cairn *fs)
+{
+    uint32_t s, n = 0;
+    for (s = 0; s < fs->seg_count && n < 2 && s < 16; s++)
+        if (seg_good(fs, s))
+            fs->anchor[n++] = s;
+    if (n < 2)
+        return CAIRN_ERR_IO;
+    fs->seg_base = fs->anchor[1] + 1;
     return 0;
 }
 
@@ -156,6 +195,8 @@ int cn_fs_ready(cairn *fs, int write)
         return CAIRN_ERR_IO;
     if (write && fs->read_only)
         return CAIRN_ERR_ROFS;
+    if (write)
+        fs->call_erases = 0;
     return 0;
 }
 
@@ -175,12 +216,26 @@ int cairn_format(cairn *fs, const struct cairn_config *cfg)
     err = setup(fs, &c);
     if (err)
         return err;
-    for (s = 0; s < fs->seg_count; s++)
-        fs->segs[s].state = s < 2 ? CN_SEG_ANCHOR : CN_SEG_FREE;
-    /* erase everything now, so that a fresh volume never erases on a write */
-    for (s = 2, err = 0; s < fs->seg_count && !err; s++) {
+    err = find_anchors(fs);
+    for (s = 0; s < fs->seg_count && !err; s++)
+        fs->segs[s].state = s < fs->seg_base ? CN_SEG_BAD : CN_SEG_FREE;
+    if (!err) {
+        fs->segs[fs->anchor[0]].state = CN_SEG_ANCHOR;
+        fs->segs[fs->anchor[1]].state = CN_SEG_ANCHOR;
+    }
+    /* erase everything now, so that a fresh volume never erases on a write;
+     * factory-bad blocks and blocks that fail to erase are left out */
+    for (s = fs->seg_base; s < fs->seg_count && !err; s++) {
+        if (!seg_good(fs, s)) {
+            fs->segs[s].state = CN_SEG_BAD;
+            continue;
+        }
         err = cn_dev_erase_seg(fs, s);
         fs->segs[s].state = CN_SEG_ERASED;
+        if (err && (fs->segs[s].flags & CN_SF_FAILING)) {
+            cn_seg_retire(fs, s);
+            err = 0;
+        }
     }
     fs->next_id = 2;
     if (!err)
@@ -188,9 +243,10 @@ int cairn_format(cairn *fs, const struct cairn_config *cfg)
     if (!err)
         err = cn_tree_put(fs, cn_key(CN_ROOT_ID, CN_K_INODE, 0), root_val, CN_INODE_LEN);
     if (!err)
-        err = cn_seg_alloc(fs, 1, &fs->log.seg);
+        err = cn_seg_alloc(fs, CN_RECOVERY_SEGS, 0, &fs->log.seg);
     if (!err) {
         fs->segs[fs->log.seg].state = CN_SEG_LOG;
+        fs->segs[fs->log.seg].stamp = ++fs->seg_clock;
         err = cn_cache_flush(fs);
     }
     if (!err)
@@ -205,13 +261,13 @@ static int pin_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len, v
 {
     uint32_t s = CN_NONE;
     (void)arg;
-    if (type == CN_R_EXTENT && len == 20)
-        s = cn_seg_of(fs, cn_get32(p + 8));
+    if ((type == CN_R_EXTENT && len == 20) || (type == CN_R_RING && len == 24))
+        s = cn_seg_of(fs, cn_get32(p + 8)); /* a ring record without pages: CN_NONE */
     else if (type == CN_R_MOVE && len == 20)
         s = cn_seg_of(fs, cn_get32(p + 12));
     else if (type == CN_R_NEXT && len == 4)
         s = cn_get32(p);
-    if (s >= 2 && s < fs->seg_count) {
+    if (s >= fs->seg_base && s < fs->seg_count) {
         struct cn_seg *g = &fs->segs[s];
         g->aux = 1;
         if (g->state == CN_SEG_FREE || g->state == CN_SEG_ERASED)
@@ -230,18 +286,28 @@ static int state_sane(cairn *fs)
 {
     uint32_t s, h;
     if (fs->height < 1 || fs->height > CN_MAX_HEIGHT || fs->next_id < 2 ||
-        fs->next_id > CN_ID_MAX + 1 || fs->log.seg < 2 || fs->log.seg >= fs->seg_count ||
+        fs->next_id > CN_ID_MAX + 1 || fs->log.seg < fs->seg_base ||
+        fs->log.seg >= fs->seg_count ||
         fs->log.off > fs->seg_pages * fs->page_size || (fs->root & CN_DIRTY_REF))
         return CAIRN_ERR_CORRUPT;
     for (h = 0; h < CN_HEADS; h++)
         if (fs->head[h].seg != CN_NONE &&
-            (fs->head[h].seg < 2 || fs->head[h].seg >= fs->seg_count ||
+            (fs->head[h].seg < fs->seg_base || fs->head[h].seg >= fs->seg_count ||
              fs->head[h].page > fs->seg_pages))
             return CAIRN_ERR_CORRUPT;
-    for (s = 0; s < fs->seg_count; s++)
+    for (s = 0; s < fs->seg_count; s++) {
+        int anchor = s == fs->anchor[0] || s == fs->anchor[1];
         if (fs->segs[s].state > CN_SEG_BAD || fs->segs[s].live > fs->seg_pages ||
-            (s < 2) != (fs->segs[s].state == CN_SEG_ANCHOR))
+            anchor != (fs->segs[s].state == CN_SEG_ANCHOR) ||
+            (s < fs->seg_base && !anchor && fs->segs[s].state != CN_SEG_BAD))
             return CAIRN_ERR_CORRUPT;
+    }
+    /* heads beyond this mount's data_heads are closed */
+    for (h = CN_H_DATA + fs->data_heads; h < CN_HEADS; h++) {
+        if (fs->head[h].seg != CN_NONE && fs->segs[fs->head[h].seg].state == CN_SEG_OPEN)
+            fs->segs[fs->head[h].seg].state = CN_SEG_FULL;
+        fs->head[h].seg = CN_NONE;
+    }
     return 0;
 }
 
@@ -255,7 +321,7 @@ static int recover(cairn *fs)
     err = cn_log_scan(fs, pin_record, NULL, &end_seg, &end_off, &n);
     if (err)
         return err;
-    for (s = 2; s < fs->seg_count; s++)
+    for (s = fs->seg_base; s < fs->seg_count; s++)
         if (fs->segs[s].state == CN_SEG_ERASED)
             fs->segs[s].state = CN_SEG_FREE; /* an erase may have been cut */
     for (h = 0; h < CN_HEADS; h++) {
@@ -271,10 +337,11 @@ static int recover(cairn *fs)
         fs->segs[s].aux = 0;
     if (fs->read_only)
         return 0;
-    err = cn_seg_alloc(fs, 1, &s);
+    err = cn_seg_alloc(fs, CN_RECOVERY_SEGS, 0, &s);
     if (err)
         return err;
     fs->segs[s].state = CN_SEG_LOG;
+    fs->segs[s].stamp = ++fs->seg_clock;
     fs->log.seg = s;
     fs->log.off = 0;
     fs->log.flushed = 0;
@@ -292,7 +359,9 @@ int cairn_mount(cairn *fs, const struct cairn_config *cfg)
     err = setup(fs, cfg);
     if (err)
         return err;
-    clean = cn_ckpt_load(fs);
+    clean = find_anchors(fs);
+    if (!clean)
+        clean = cn_ckpt_load(fs);
     err = clean < 0 ? clean : state_sane(fs);
     if (!err) {
         fs->log.flushed = fs->log.off;
@@ -352,25 +421,34 @@ int cairn_sync(cairn *fs)
 
 int cairn_fs_stat(cairn *fs, struct cairn_fsinfo *info)
 {
-    uint64_t live = 0, seg_bytes;
-    uint32_t s;
+    uint64_t live = 0, seg_bytes, held;
+    uint32_t s, usable = 0, sum = 0;
     int err = cn_fs_ready(fs, 0);
     if (err)
         return err;
     if (info == NULL)
         return CAIRN_ERR_INVAL;
-    seg_bytes = (uint64_t)fs->seg_pages * fs->page_size;
-    for (s = 2; s < fs->seg_count; s++)
-        live += fs->segs[s].live;
     memset(info, 0, sizeof *info);
-    info->total_bytes = (uint64_t)(fs->seg_count - 2) * seg_bytes;
+    seg_bytes = (uint64_t)fs->seg_pages * fs->page_size;
+    for (s = fs->seg_base; s < fs->seg_count; s++) {
+        if (fs->segs[s].state == CN_SEG_BAD) {
+            info->bad_blocks++;
+            continue;
+        }
+        live += fs->segs[s].live;
+        usable++;
+        sum += fs->segs[s].erase_count;
+    }
+    info->bad_blocks += fs->seg_base - 2; /* factory-bad before the anchors */
+    cn_wear_spread(fs, &info->erase_min, &info->erase_max);
+    info->erase_mean = usable ? sum / usable : 0;
+    info->total_bytes = (uint64_t)usable * seg_bytes;
     info->used_bytes = live * fs->page_size;
     /* what user data can still take: not the reserve, not the heads' segments */
+    held = (uint64_t)(CN_RESERVE_SEGS + CN_H_DATA + fs->data_heads + 1u) * seg_bytes +
+           (uint64_t)fs->reserved * fs->page_size;
     info->free_bytes = info->total_bytes - info->used_bytes;
-    if (info->free_bytes > (CN_RESERVE_SEGS + CN_HEADS + 1u) * seg_bytes)
-        info->free_bytes -= (CN_RESERVE_SEGS + CN_HEADS + 1u) * seg_bytes;
-    else
-        info->free_bytes = 0;
+    info->free_bytes = info->free_bytes > held ? info->free_bytes - held : 0;
     info->block_size = (uint32_t)seg_bytes;
     info->page_size = fs->page_size;
     info->name_max = CAIRN_NAME_MAX;

@@ -1,113 +1,318 @@
-/* Garbage collection, the simple form of this stage: pick the closed segment
- * with the fewest live pages, move its tree nodes (by rewriting them) and its
- * file data (to the cold head), then checkpoint so the segment is free.
- * Finding what lives in the victim walks the whole index: correct, bounded in
- * RAM, but linear in the volume's metadata (the space-management stage adds
- * per-segment summaries to make it proportional to the victim). */
+/* Garbage collection in bounded steps.
+ *
+ * A victim is chosen by cost-benefit (Rosenblum and Ousterhout's LFS):
+ * free space gained times the age of the data, over the cost of reading and
+ * rewriting what is still live, so cold, mostly dead segments go first and
+ * a hot segment is left to die on its own. Segments flagged by the device
+ * layer (failing programs, corrected reads) come before any other; when the
+ * erase counts drift apart by more than cfg.wear_spread, the least-worn full
+ * segment is taken even if it is all live (static wear levelling: its cold
+ * data moves to the most-worn free segment, see seg.c).
+ *
+ * Emptying a victim is a sequence of steps kept in fs->gc: the data phase
+ * walks the extent keys from a cursor and moves the runs that lie in the
+ * victim to the cold head (MOVE records), at most `budget` pages a step; the
+ * node phase rewrites the tree nodes stored there; a commit then frees it.
+ * Nothing is written into a victim while it is being emptied (it is closed,
+ * and NOR tail appends into it are cut off when it is chosen), so a cursor
+ * that moved past a key never needs to come back. */
 #include "cn.h"
 
-struct gc_ctx {
-    uint32_t victim;
-};
-
-static int node_in_victim(cairn *fs, uint32_t slot, uint32_t addr, void *arg)
+static uint32_t age_of(const cairn *fs, uint32_t s)
 {
-    struct gc_ctx *g = (struct gc_ctx *)arg;
-    (void)slot;
-    return addr != CN_NONE && cn_seg_of(fs, addr) == g->victim ? 1 : 0;
+    return fs->seg_clock - fs->segs[s].stamp;
 }
 
-/* Copy one extent that lies in the victim to the cold head, whole (the cold
- * head hands out a run of exactly its pages, extents never cross segments). */
-static int move_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32_t count)
+static uint64_t benefit(const cairn *fs, uint32_t s)
+{
+    uint32_t live = fs->segs[s].live;
+    return (uint64_t)(fs->seg_pages - live) * ((uint64_t)age_of(fs, s) + 1u) * 1024u /
+           (fs->seg_pages + live);
+}
+
+/* Pages a victim must gain to be worth a collection outside space pressure:
+ * an eighth of a segment, and at least the nodes a commit rewrites. */
+static uint32_t min_gain(const cairn *fs)
+{
+    uint32_t g = fs->seg_pages / 8u, nodes = 2u * fs->node_pages * fs->height;
+    return g > nodes ? g : nodes;
+}
+
+/* The segment to empty next, or CN_NONE. for_space: the one that gains
+ * the most pages now (greedy, no wear levelling move). */
+static uint32_t pick_victim(cairn *fs, int for_space)
+{
+    uint32_t s, best = CN_NONE, coldest = CN_NONE, min_erase;
+    uint64_t best_score = 0;
+    int level = !for_space && cn_wear_spread(fs, &min_erase, NULL) > fs->wear_spread;
+    for (s = fs->seg_base; s < fs->seg_count; s++) {
+        const struct cn_seg *g = &fs->segs[s];
+        uint64_t score;
+        if (g->state != CN_SEG_FULL || (g->flags & CN_SF_STUCK) || g->live == 0)
+            continue; /* (dead ones are freed by the next commit) */
+        if (g->flags & CN_SF_URGENT)
+            return s;
+        if (level && g->erase_count == min_erase &&
+            (coldest == CN_NONE || age_of(fs, s) > age_of(fs, coldest)))
+            coldest = s;
+        if (g->live >= fs->seg_pages)
+            continue;
+        /* Space needed now: the fewest live pages (greedy), so that every
+         * collection gains and its moves fit best in the reserve GC may use;
+         * cost-benefit would take an old, nearly full segment whose few free
+         * pages the commit's node writes eat up. Otherwise cost-benefit, but
+         * idle and bounded steps skip victims that gain less than a commit
+         * costs, else they would move data round for nothing. */
+        if (for_space)
+            score = fs->seg_pages - g->live;
+        else if (fs->seg_pages - g->live < min_gain(fs))
+            continue;
+        else
+            score = benefit(fs, s);
+        if (best == CN_NONE || score > best_score) {
+            best = s;
+            best_score = score;
+        }
+    }
+    return coldest != CN_NONE ? coldest : best;
+}
+
+/* Move pages [fpage, +count) of `id`, stored from `phys` on, to the cold
+ * head: as many as fit its segment, at most `count`. Returns 2 when a page
+ * cannot be read (the run is left where it is). */
+static int move_run(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32_t count,
+                    uint32_t *moved)
 {
     uint32_t to, got, i;
     uint8_t p[20];
-    int err = cn_head_pages(fs, CN_H_COLD, count, &to, &got);
+    int err = cn_head_pages(fs, CN_H_COLD, count, 0, &to, &got);
     if (err)
         return err;
-    if (got != count)
-        return CAIRN_ERR_CORRUPT;
-    for (i = 0; i < count; i++) {
+    for (i = 0; i < got; i++) {
         err = cn_dev_read(fs, phys + i, 0, fs->scratch2, fs->page_size);
+        if (err == CAIRN_ERR_IO) {
+            fs->gc.stuck = 1; /* unreadable: the run stays, the rest moves on */
+            return 2;
+        }
         if (!err)
             err = cn_write_data(fs, to + i, id, fpage + i, fs->scratch2, 1);
-        if (err)
+        if (err) {
+            if (fs->segs[cn_seg_of(fs, to)].flags & CN_SF_FAILING) {
+                cn_head_failed(fs, to); /* the caller retries at a fresh segment */
+                return 0;
+            }
             return err;
+        }
     }
+    if (fs->segs[cn_seg_of(fs, to)].stamp > fs->segs[fs->gc.victim].stamp)
+        fs->segs[cn_seg_of(fs, to)].stamp = fs->segs[fs->gc.victim].stamp; /* old data */
     cn_put32(p, id);
     cn_put32(p + 4, fpage);
     cn_put32(p + 8, phys);
     cn_put32(p + 12, to);
-    cn_put32(p + 16, count);
+    cn_put32(p + 16, got);
+    *moved += got;
     return cn_record_move(fs, p);
 }
 
-static int move_data(cairn *fs, uint32_t victim)
+/* Data phase: extents from the cursor on; stops when the budget is spent
+ * (0) or at the end of the index (1). A bounded step also stops rather than
+ * start a second erase in the same call. */
+static int extent_in_victim(uint64_t key, const uint8_t *v, uint32_t vlen, void *arg)
 {
-    uint64_t k = 0;
-    for (;;) {
-        uint8_t v[8];
-        uint32_t vlen;
-        int err = cn_tree_seek(fs, k, 0, &k, v, sizeof v, &vlen);
-        if (err == CAIRN_ERR_NOENT)
-            return 0;
-        if (err)
-            return err;
-        if (cn_key_kind(k) == CN_K_EXTENT && vlen == 8 &&
-            cn_seg_of(fs, cn_get32(v)) == victim) {
-            err = move_extent(fs, cn_key_id(k), cn_key_sub(k), cn_get32(v), cn_get32(v + 4));
-            if (err)
-                return err;
-        }
-        if (k == UINT64_MAX)
-            return 0;
-        k++;
-    }
+    const cairn *fs = (const cairn *)arg;
+    uint32_t lo = fs->gc.victim * fs->seg_pages, phys, count;
+    if (cn_key_kind(key) != CN_K_EXTENT || vlen != 8)
+        return 0;
+    phys = cn_get32(v);
+    count = cn_get32(v + 4);
+    return phys < lo + fs->seg_pages && phys + count > lo && count <= fs->seg_pages;
 }
 
-static int gc_one(cairn *fs);
+static int move_data(cairn *fs, uint32_t budget, int bounded, uint32_t *moved)
+{
+    while (*moved < budget) {
+        uint8_t v[8];
+        uint32_t vlen, phys, count;
+        uint64_t k = fs->gc.cursor;
+        int err;
+        if (bounded && fs->call_erases > 0 && cn_head_full(fs, CN_H_COLD))
+            return 0;
+        err = cn_tree_scan_leaf(fs, k, extent_in_victim, fs, &k, v, sizeof v, &vlen);
+        if (err == 1) { /* nothing in this leaf: on to the next */
+            if (k == UINT64_MAX)
+                return 1;
+            fs->gc.cursor = k;
+            continue;
+        }
+        if (err)
+            return err;
+        phys = cn_get32(v);
+        count = cn_get32(v + 4);
+        {
+            uint32_t n = count < budget - *moved ? count : budget - *moved;
+            fs->gc.cursor = k; /* the rest of a partly moved extent is next */
+            err = move_run(fs, cn_key_id(k), cn_key_sub(k), phys, n, moved);
+            if (err < 0)
+                return err;
+            if (err == 0)
+                continue;
+        }
+        if (k == UINT64_MAX)
+            return 1;
+        fs->gc.cursor = k + 1;
+    }
+    return 0;
+}
 
-int cn_gc_one(cairn *fs)
+static int node_in_victim(cairn *fs, uint32_t slot, uint32_t addr, void *arg)
+{
+    (void)slot;
+    (void)arg;
+    return addr != CN_NONE && cn_seg_of(fs, addr) == fs->gc.victim ? 1 : 0;
+}
+
+static int begin_victim(cairn *fs, int for_space)
+{
+    uint32_t v = pick_victim(fs, for_space);
+    if (v == CN_NONE || !cn_gc_fits(fs, fs->segs[v].live, for_space))
+        return CAIRN_ERR_NOSPC; /* starting it could strand GC half-way */
+    fs->gc.victim = v;
+    fs->gc.phase = CN_GC_DATA;
+    fs->gc.cursor = 0;
+    fs->gc.stuck = 0;
+    cn_files_forget_tails(fs, v);
+    return 0;
+}
+
+/* The victim holds nothing reachable: a checkpoint frees it. */
+/* Collecting for space, emptied victims wait for one commit to free them
+ * together: a commit rewrites the dirty tree nodes, which on a small volume
+ * costs about what one victim gains, so a commit per victim can leave the
+ * free count where it was and collection would go round forever. The wait
+ * ends when a few are dead, free segments run short, or no victim is left. */
+static int commit_due(cairn *fs)
+{
+    return cn_dead_segs(fs) >= 2u || cn_free_segs(fs) <= CN_RECOVERY_SEGS + 1u ||
+           pick_victim(fs, 1) == CN_NONE;
+}
+
+static int end_victim(cairn *fs, int for_space)
+{
+    int err = 0;
+    if (fs->segs[fs->gc.victim].flags & CN_SF_NODES) {
+        err = cn_tree_walk(fs, node_in_victim, NULL);
+        if (!err)
+            err = cn_cache_flush(fs);
+    } else if (!for_space) {
+        err = cn_cache_flush(fs);
+    }
+    if (err)
+        return err;
+    fs->gc.phase = CN_GC_IDLE;
+    if (fs->segs[fs->gc.victim].live != 0) {
+        if (!fs->gc.stuck)
+            return CAIRN_ERR_CORRUPT; /* the table counted pages nothing refers to */
+        /* pages that cannot be read stay where they are (reading them gives
+         * CAIRN_ERR_IO); the segment is not chosen again while they live */
+        fs->segs[fs->gc.victim].flags =
+            (uint8_t)((fs->segs[fs->gc.victim].flags & ~CN_SF_URGENT) | CN_SF_STUCK);
+    }
+    if (for_space && !commit_due(fs))
+        return 0; /* dead: freed by the commit of a later victim */
+    return cn_commit(fs);
+}
+
+/* Moves that keep pace with `pages` written: emptying the victim gains
+ * seg_pages - live pages for live moves, so each written page needs
+ * live / (seg_pages - live) moves (rounded up, at least one). */
+static uint32_t pace(const cairn *fs, uint32_t pages, uint32_t budget)
+{
+    uint32_t live = fs->segs[fs->gc.victim].live, gain = fs->seg_pages - live;
+    uint64_t n = gain ? ((uint64_t)pages * live + gain - 1) / gain : budget;
+    if (n < 1)
+        n = 1;
+    return n < budget ? (uint32_t)n : budget;
+}
+
+static int step(cairn *fs, uint32_t budget, uint32_t written, int for_space,
+                uint32_t *moved)
 {
     int err;
+    if (fs->gc.phase == CN_GC_IDLE) {
+        if (cn_dead_segs(fs) > 0 && (!for_space || commit_due(fs)))
+            return cn_commit(fs); /* a checkpoint frees them */
+        err = begin_victim(fs, for_space);
+        if (err)
+            return err;
+    }
+    if (written > 0)
+        budget = pace(fs, written, budget);
+    if (fs->segs[fs->gc.victim].state != CN_SEG_FULL) {
+        fs->gc.phase = CN_GC_IDLE; /* freed meanwhile (all its data died) */
+        return 0;
+    }
+    err = move_data(fs, budget, !for_space, moved);
+    if (err == 1)
+        return end_victim(fs, for_space);
+    return err;
+}
+
+static int run(cairn *fs, uint32_t budget, uint32_t written, int for_space,
+               uint32_t *moved)
+{
+    int err;
+    *moved = 0;
     if (fs->in_gc)
         return CAIRN_ERR_NOSPC;
     err = cn_begin_write(fs);
     if (err)
         return err;
     fs->in_gc = 1;
-    err = gc_one(fs);
+    err = step(fs, budget, written, for_space, moved);
     fs->in_gc = 0;
+    if (err && err != CAIRN_ERR_NOSPC)
+        fs->gc.phase = CN_GC_IDLE; /* start over from a fresh choice */
     return err;
 }
 
-static int gc_one(cairn *fs)
+/* One bounded step for a call writing `written` pages: at most `budget`
+ * moved pages, fewer when that keeps pace with the writing. */
+int cn_gc_step(cairn *fs, uint32_t budget, uint32_t written, uint32_t *moved)
 {
-    struct gc_ctx g;
-    uint32_t s;
-    int err;
-    if (cn_dead_segs(fs) > 0) /* a checkpoint frees them */
-        return cn_commit(fs);
-    g.victim = CN_NONE;
-    for (s = 2; s < fs->seg_count; s++) {
-        const struct cn_seg *sg = &fs->segs[s];
-        if (sg->state == CN_SEG_FULL && sg->live < fs->seg_pages &&
-            (g.victim == CN_NONE || sg->live < fs->segs[g.victim].live))
-            g.victim = s;
-    }
-    if (g.victim == CN_NONE)
-        return CAIRN_ERR_NOSPC;
-    /* the data moves first: its records dirty the leaves that point at it */
-    err = move_data(fs, g.victim);
-    if (!err)
-        err = cn_tree_walk(fs, node_in_victim, &g);
-    if (!err)
-        err = cn_cache_flush(fs);
-    if (err)
-        return err;
-    cn_files_forget_tails(fs, g.victim);
-    if (fs->segs[g.victim].live != 0)
-        return CAIRN_ERR_CORRUPT;
-    return cn_commit(fs);
+    return run(fs, budget, written, 0, moved);
+}
+
+/* Free at least one segment now (the data has nowhere else to go). When
+ * victims emptied one after another free nothing (what each gains, the
+ * moves and the commit's node writes use up again), the volume is full:
+ * give up after a few rather than move data round without end. */
+int cn_gc_collect(cairn *fs)
+{
+    uint32_t rounds = 0, moved, victims = 0;
+    uint32_t before = cn_free_segs(fs);
+    do {
+        if (fs->gc.phase == CN_GC_IDLE && ++victims > 4u)
+            return CAIRN_ERR_NOSPC;
+        int err;
+        err = run(fs, fs->seg_pages, 0, 1, &moved);
+        if (err)
+            return err;
+        if (++rounds > 4u * fs->seg_pages)
+            return CAIRN_ERR_NOSPC;
+    } while (fs->gc.phase != CN_GC_IDLE || cn_free_segs(fs) <= before);
+    return 0;
+}
+
+int32_t cairn_gc(cairn *fs, uint32_t budget)
+{
+    uint32_t moved = 0, tries = 0;
+    int err = cn_fs_ready(fs, 1);
+    /* a step that only finishes a victim or frees dead segments (a commit)
+     * moves nothing: go on, so that 0 means nothing was worth collecting */
+    while (!err && moved == 0 && budget > 0 && tries++ < 4)
+        err = run(fs, budget, 0, 0, &moved);
+    if (err == CAIRN_ERR_NOSPC)
+        return 0; /* nothing worth collecting */
+    return err ? err : (int32_t)moved;
 }

@@ -122,10 +122,11 @@ static int switch_segment(cairn *fs)
 {
     uint32_t s;
     uint8_t p[4];
-    int err = cn_seg_alloc(fs, 1, &s);
+    int err = cn_seg_alloc(fs, CN_RECOVERY_SEGS, 0, &s);
     if (err)
         return err;
     fs->segs[s].state = CN_SEG_LOG;
+    fs->segs[s].stamp = ++fs->seg_clock;
     if (paged(fs) && fs->page_size - fs->log.off % fs->page_size < CN_REC_HDR + 4u) {
         err = pad_page(fs);
         if (err)
@@ -133,8 +134,10 @@ static int switch_segment(cairn *fs)
     }
     cn_put32(p, s);
     err = write_record(fs, CN_R_NEXT, p, 4);
-    if (!err)
-        err = paged(fs) ? pad_page(fs) : program_current(fs);
+    if (!err && !paged(fs))
+        err = program_current(fs);
+    else if (!err && fs->log.off % fs->page_size != 0) /* no PAD: the reader follows NEXT */
+        err = complete_page(fs, fs->log.off - fs->log.off % fs->page_size);
     if (err)
         return err;
     fs->log.seg = s;

@@ -89,10 +89,11 @@ static int load(cairn *fs, struct path *p, uint32_t lv, uint32_t ref)
     int err = cn_cache_get(fs, ref, &slot);
     if (err)
         return err;
-    if (!fs->slots[slot].dirty) {
+    if (!fs->slots[slot].sane) { /* checked once per load, not per visit */
         err = node_sane(fs, cn_slot_data(fs, slot), fs->height - 1 - lv);
         if (err)
             return err;
+        fs->slots[slot].sane = 1;
     } else if (fs->slots[slot].level != fs->height - 1 - lv) {
         return CAIRN_ERR_CORRUPT;
     }
@@ -262,6 +263,47 @@ int cn_tree_seek(cairn *fs, uint64_t key, int le, uint64_t *found, void *val,
     }
     unpin(fs, &p);
     return err;
+}
+
+/* First key of the leaf after the one on path p, or UINT64_MAX at the end:
+ * the separator of the next child at the lowest level that has one. */
+static uint64_t next_leaf_key(cairn *fs, const struct path *p)
+{
+    uint32_t lv = p->n - 1;
+    while (lv-- > 0) {
+        uint8_t *n = cn_slot_data(fs, p->slot[lv]);
+        if ((uint32_t)p->idx[lv] + 1 < n_count(n))
+            return cn_get64(ient(n, (uint32_t)p->idx[lv] + 1));
+    }
+    return UINT64_MAX;
+}
+
+/* Scan the leaf holding `key`, from key on, for an entry `match` accepts:
+ * one descent serves a whole leaf (GC looks for the extents in its victim
+ * this way). Returns 0 with the entry in *found, val, *vlen, or 1 with
+ * *found = the first key of the following leaf (UINT64_MAX: none). */
+int cn_tree_scan_leaf(cairn *fs, uint64_t key, cn_match_fn match, void *arg,
+                      uint64_t *found, void *val, uint32_t vcap, uint32_t *vlen)
+{
+    struct path p;
+    uint8_t *n;
+    uint32_t i, off;
+    int err = descend(fs, &p, key), hit = 0;
+    if (err)
+        return err;
+    n = cn_slot_data(fs, p.slot[p.n - 1]);
+    for (i = p.idx[p.n - 1], off = p.off; i < n_count(n) && !hit; i++) {
+        const uint8_t *e = n + HDR + off;
+        if (match(cn_get64(e), e + 10, cn_get16(e + 8), arg)) {
+            copy_out(e, found, val, vcap, vlen);
+            hit = 1;
+        }
+        off += ent_size(e);
+    }
+    if (!hit)
+        *found = next_leaf_key(fs, &p);
+    unpin(fs, &p);
+    return hit ? 0 : 1;
 }
 
 /* Copy-on-write the path top-down so every node on it is a dirty slot that

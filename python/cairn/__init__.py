@@ -14,6 +14,7 @@ Pieces:
   Sim        a simulated device (models, counters, time, power cuts, faults)
   FS         a file system on a device; format() / mount() / unmount()
   File, Dir  open handles (context managers)
+  BlockDevice  the sector interface (FS.block_device; cairn_bd_*)
   Error      every failure of a cairn call: .code (Err), .name, .message;
              a subclass per code (NotFoundError is also a FileNotFoundError...)
   SimError   the simulator refused a request
@@ -44,7 +45,7 @@ from ._errors import (
     errname,
     strerror,
 )
-from ._ffi import ffi, lib, lib_path
+from ._ffi import ffi, has, lib, lib_path
 from ._fs import (
     ATTR_MAX,
     NAME_MAX,
@@ -59,6 +60,7 @@ from ._fs import (
     SEEK_END,
     SEEK_SET,
     FS,
+    BlockDevice,
     CheckReport,
     Config,
     Dir,
@@ -68,6 +70,7 @@ from ._fs import (
     Type,
     context_size,
     format,
+    has_feature,
     mode_flags,
     mount,
 )
@@ -79,7 +82,8 @@ DISK_VERSION = lib.CAIRN_DISK_VERSION
 __all__ = [
     "ATTR_MAX", "NAME_MAX", "O_APPEND", "O_CREAT", "O_EXCL", "O_RDONLY", "O_RDWR", "O_TRUNC",
     "O_WRONLY", "SEEK_CUR", "SEEK_END", "SEEK_SET", "VERSION", "DISK_VERSION",
-    "FS", "File", "Dir", "Config", "Info", "FsInfo", "CheckReport", "Type",
+    "FS", "File", "Dir", "BlockDevice", "has", "has_feature",
+    "Config", "Info", "FsInfo", "CheckReport", "Type",
     "context_size", "format", "mount", "mode_flags",
     "Sim", "Geometry", "Cost", "Ftl", "ModelInfo", "Counters", "Medium", "DevResult", "Tear",
     "Err", "Error", "SimError", "errname", "strerror",

@@ -114,6 +114,8 @@ struct cairn_fsinfo {
     uint32_t page_size;
     uint32_t name_max;
     uint32_t files;
+    uint32_t erase_min, erase_max, erase_mean;
+    uint32_t bad_blocks;
 };
 struct cairn_config {
     struct cairn_dev *dev;
@@ -124,6 +126,9 @@ struct cairn_config {
     void *mem;
     uint32_t mem_size;
     uint8_t read_only;
+    uint8_t data_heads;
+    uint16_t wear_spread;
+    uint32_t gc_step_pages;
 };
 uint32_t cairn_mem_size(const struct cairn_config *cfg);
 
@@ -152,6 +157,23 @@ int cairn_stat(cairn *fs, const char *path, struct cairn_info *info);
 int cairn_remove(cairn *fs, const char *path);
 int cairn_rename(cairn *fs, const char *from, const char *to);
 int cairn_mkdir(cairn *fs, const char *path);
+
+int32_t cairn_gc(cairn *fs, uint32_t budget);
+int cairn_fallocate(cairn *fs, int fd, int32_t length);
+int cairn_ring_create(cairn *fs, const char *path, int32_t capacity);
+struct cairn_bd {
+    cairn *fs;
+    int fd;
+    uint32_t sector_size;
+    uint32_t sector_count;
+};
+int cairn_bd_open(cairn *fs, struct cairn_bd *bd, const char *path, uint32_t sector_size,
+                  uint32_t sector_count);
+int cairn_bd_read(struct cairn_bd *bd, uint32_t sector, void *buf, uint32_t count);
+int cairn_bd_write(struct cairn_bd *bd, uint32_t sector, const void *buf, uint32_t count);
+int cairn_bd_trim(struct cairn_bd *bd, uint32_t sector, uint32_t count);
+int cairn_bd_sync(struct cairn_bd *bd);
+int cairn_bd_close(struct cairn_bd *bd);
 
 int cairn_opendir(cairn *fs, const char *path);
 int cairn_readdir(cairn *fs, int dd, struct cairn_info *info);
@@ -325,3 +347,15 @@ def _check_layout(ffi, lib, path) -> None:
 
 
 ffi, lib, lib_path = _load()
+
+
+def has(name: str) -> bool:
+    """True when the loaded library exports the C function `name` (features
+    declared in cairn.h may be missing from an older or slimmer build:
+    CAIRN_NO_RING, CAIRN_NO_BD). cffi's ABI mode resolves each function at its
+    first use, so a missing one only fails when called."""
+    try:
+        getattr(lib, name)
+    except AttributeError:
+        return False
+    return True

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ._errors import Err, Error, check
-from ._ffi import ffi, lib
+from ._ffi import ffi, has, lib
 from ._sim import Sim
 
 # ---- constants ----
@@ -93,6 +93,9 @@ class Config:
     max_open: int = 0
     commit_pages: int = 0
     read_only: bool = False
+    data_heads: int = 0
+    wear_spread: int = 0
+    gc_step_pages: int = 0
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,10 @@ class FsInfo:
     page_size: int
     name_max: int
     files: int
+    erase_min: int = 0
+    erase_max: int = 0
+    erase_mean: int = 0
+    bad_blocks: int = 0
 
 
 @dataclass(frozen=True)
@@ -169,8 +176,9 @@ class FS:
     (then the caller keeps the device alive).
 
     ``FS(dev, cache_nodes=0, node_size=0, max_open=0, commit_pages=0,
-    read_only=False)`` only checks the configuration (cairn_mem_size) and
-    allocates the context and buffers; ``format()``, ``mount()``,
+    read_only=False, data_heads=0, wear_spread=0, gc_step_pages=0)`` only
+    checks the configuration (cairn_mem_size) and allocates the context and
+    buffers; ``format()``, ``mount()``,
     ``unmount()``, ``remount()`` and ``abandon()`` drive the mount. The
     module functions ``cairn.format(dev, **cfg)`` and ``cairn.mount(dev,
     **cfg)`` are the short forms. As a context manager the FS unmounts at the
@@ -184,7 +192,8 @@ class FS:
     """
 
     def __init__(self, dev, *, cache_nodes: int = 0, node_size: int = 0, max_open: int = 0,
-                 commit_pages: int = 0, read_only: bool = False):
+                 commit_pages: int = 0, read_only: bool = False, data_heads: int = 0,
+                 wear_spread: int = 0, gc_step_pages: int = 0):
         if isinstance(dev, Sim):
             self.sim: Sim | None = dev
             devptr = dev.dev
@@ -194,7 +203,8 @@ class FS:
         else:
             raise TypeError("FS needs a cairn.Sim or a cdata 'struct cairn_dev *'")
         self._devptr = devptr
-        self.config = Config(cache_nodes, node_size, max_open, commit_pages, bool(read_only))
+        self.config = Config(cache_nodes, node_size, max_open, commit_pages, bool(read_only),
+                             data_heads, wear_spread, gc_step_pages)
         cfg = ffi.new("struct cairn_config *")
         cfg.dev = devptr
         cfg.cache_nodes = cache_nodes
@@ -202,6 +212,9 @@ class FS:
         cfg.max_open = max_open
         cfg.commit_pages = commit_pages
         cfg.read_only = 1 if read_only else 0
+        cfg.data_heads = data_heads
+        cfg.wear_spread = wear_spread
+        cfg.gc_step_pages = gc_step_pages
         size = int(lib.cairn_mem_size(cfg))
         if size == 0:
             raise Error.from_code(
@@ -309,6 +322,26 @@ class FS:
     def sync(self) -> None:
         """cairn_sync: everything written so far becomes durable."""
         check(lib.cairn_sync(self._c("sync")), "sync")
+
+    def gc(self, budget: int = 16) -> int:
+        """cairn_gc: collect garbage, moving at most ``budget`` pages (idle-time
+        work). Returns the pages moved (0: nothing worth collecting)."""
+        _need("cairn_gc")
+        return check(lib.cairn_gc(self._c("gc"), budget), "gc")
+
+    # ---- ring files and the sector interface ----
+    def ring_create(self, path, capacity: int) -> None:
+        """cairn_ring_create: a ring file of ``capacity`` bytes (a multiple of
+        the page size); open it with open(path, "a") and every write appends,
+        overwriting the oldest data once full."""
+        _need("cairn_ring_create")
+        check(lib.cairn_ring_create(self._c("ring_create"), _path(path), capacity),
+              "ring_create", _show(path))
+
+    def block_device(self, path, sector_size: int, sector_count: int) -> "BlockDevice":
+        """cairn_bd_open: a BlockDevice of sector_count sectors stored in the
+        file ``path`` (created on first open)."""
+        return BlockDevice(self, path, sector_size, sector_count)
 
     def check(self, raise_on_problems: bool = False) -> CheckReport:
         """cairn_check: a CheckReport. Problems found (CAIRN_ERR_CORRUPT) ->
@@ -535,6 +568,13 @@ class File:
         check(lib.cairn_truncate(ctx, fd, size), "truncate", self.name)
         return size
 
+    def fallocate(self, length: int) -> None:
+        """cairn_fallocate: reserve room for the file to grow to ``length`` bytes
+        (writes up to there cannot fail with NoSpaceError while it stays open)."""
+        _need("cairn_fallocate")
+        ctx, fd = self._h("fallocate")
+        check(lib.cairn_fallocate(ctx, fd, length), "fallocate", self.name)
+
     def sync(self) -> None:
         """cairn_file_sync: the file is durable on return."""
         ctx, fd = self._h("sync")
@@ -633,6 +673,122 @@ class Dir:
                 self.close()
         except Exception:
             pass
+
+
+class BlockDevice:
+    """cairn's sector interface (cairn_bd_*): a fixed array of sector_count
+    sectors of sector_size bytes stored in a file of the volume. Sectors never
+    written or trimmed read as zeros. Usable with ``with`` (closes at the end).
+    It holds an open file of the FS, so it dies with the mount."""
+
+    def __init__(self, fs: FS, path, sector_size: int, sector_count: int):
+        _need("cairn_bd_open")
+        self._fs = fs
+        self.name = _show(path)
+        self._bd = ffi.new("struct cairn_bd *")
+        check(lib.cairn_bd_open(fs._c("bd_open"), self._bd, _path(path), sector_size,
+                                sector_count), "bd_open", self.name)
+        self.sector_size = int(self._bd.sector_size)
+        self.sector_count = int(self._bd.sector_count)
+        self._open = True
+        self._fd = int(self._bd.fd)
+        fs._handles.add(self)
+
+    @property
+    def closed(self) -> bool:
+        return not self._open
+
+    def _b(self, op: str, sector: int = 0, count: int = 0):
+        if not self._open:
+            raise Error.from_code(Err.BADF, "the block device is closed", op=op, path=self.name)
+        if sector < 0 or count < 0 or sector + count > self.sector_count:
+            raise Error.from_code(Err.INVAL, f"sectors {sector}..{sector + count} outside "
+                                  f"0..{self.sector_count}", op=op, path=self.name)
+        return self._bd
+
+    def read(self, sector: int, count: int = 1) -> bytes:
+        """cairn_bd_read: count sectors from ``sector``."""
+        bd = self._b("bd_read", sector, count)
+        buf = _alloc("uint8_t[]", max(count * self.sector_size, 1))
+        check(lib.cairn_bd_read(bd, sector, buf, count), "bd_read", self.name)
+        return ffi.buffer(buf, count * self.sector_size)[:]
+
+    def readinto(self, sector: int, b) -> int:
+        """Read len(b) // sector_size sectors into a writable buffer."""
+        buf = ffi.from_buffer(b, require_writable=True)
+        count = len(buf) // self.sector_size
+        bd = self._b("bd_read", sector, count)
+        check(lib.cairn_bd_read(bd, sector, buf, count), "bd_read", self.name)
+        return count
+
+    def write(self, sector: int, data) -> int:
+        """cairn_bd_write: data (a whole number of sectors) from ``sector``.
+        Returns the sectors written."""
+        buf = ffi.from_buffer("uint8_t[]", data)
+        if len(buf) % self.sector_size:
+            raise ValueError(f"data must be a multiple of {self.sector_size} bytes")
+        count = len(buf) // self.sector_size
+        bd = self._b("bd_write", sector, count)
+        check(lib.cairn_bd_write(bd, sector, buf, count), "bd_write", self.name)
+        return count
+
+    def trim(self, sector: int, count: int = 1) -> None:
+        """cairn_bd_trim: the sectors read as zeros from now on."""
+        bd = self._b("bd_trim", sector, count)
+        check(lib.cairn_bd_trim(bd, sector, count), "bd_trim", self.name)
+
+    def sync(self) -> None:
+        """cairn_bd_sync: everything written is durable on return."""
+        check(lib.cairn_bd_sync(self._b("bd_sync")), "bd_sync", self.name)
+
+    def close(self) -> None:
+        """cairn_bd_close (syncs). Idempotent."""
+        if not self._open:
+            return
+        self._open = False
+        self._fs._handles.discard(self)
+        if self._fs._mounted:
+            check(lib.cairn_bd_close(self._bd), "bd_close", self.name)
+
+    # FS._drop_handles sets _fd = -1 on every handle when the mount ends
+    @property
+    def _fd(self) -> int:
+        return int(self._bd.fd) if self._open else -1
+
+    @_fd.setter
+    def _fd(self, v: int) -> None:
+        if v < 0:
+            self._open = False
+
+    def __enter__(self) -> "BlockDevice":
+        return self
+
+    def __exit__(self, et, ev, tb) -> None:
+        if et is None:
+            self.close()
+        else:
+            try:
+                self.close()
+            except Error:
+                pass
+
+    def __repr__(self) -> str:
+        return (f"<cairn.BlockDevice {self.name!r} {self.sector_count} x {self.sector_size} B"
+                f"{' closed' if not self._open else ''}>")
+
+
+def _need(fn: str) -> None:
+    """NotImplementedError when the loaded library lacks the C function fn."""
+    if not has(fn):
+        raise NotImplementedError(f"{fn} is not in this build of the library "
+                                  "(declared in cairn.h; older build or feature left out)")
+
+
+def has_feature(name: str) -> bool:
+    """Whether the library has a feature: "gc", "fallocate", "ring", "bd"."""
+    fn = {"gc": "cairn_gc", "fallocate": "cairn_fallocate", "ring": "cairn_ring_create",
+          "bd": "cairn_bd_open"}[name]
+    return has(fn)
 
 
 def format(dev, **config) -> None:

@@ -247,6 +247,14 @@ class FileModel(RuleBasedStateMachine):
     def sync(self):
         self.fs.sync()
 
+    @precondition(lambda self: cairn.has_feature("gc"))
+    @rule(budget=st.integers(0, 64))
+    def gc(self, budget):
+        """Idle-time GC moves at most `budget` pages and changes no content
+        (the read rules and the final check compare with the model)."""
+        moved = self.fs.gc(budget)
+        assert 0 <= moved <= budget
+
     @rule()
     def remount(self):
         self.fs.remount()

@@ -59,6 +59,8 @@ static int w_read(void *ctx, uint32_t page, uint32_t off, void *buf, uint32_t le
     struct wdev *w = (struct wdev *)ctx;
     uint64_t total = (uint64_t)w->g.pages_per_block * w->g.block_count;
     uint64_t blk_end = ((uint64_t)page / w->g.pages_per_block + 1) * w->g.pages_per_block;
+    if (w->g.medium != CAIRN_MEDIUM_NAND)
+        blk_end = total; /* NOR and BLOCK reads may run on into the next blocks */
     if (w_count(w))
         return CAIRN_DEV_IO;
     if (page >= total ||
@@ -88,6 +90,8 @@ static int w_prog(void *ctx, uint32_t page, uint32_t off, const void *data, uint
     struct wdev *w = (struct wdev *)ctx;
     uint64_t total = (uint64_t)w->g.pages_per_block * w->g.block_count;
     uint64_t blk_end = ((uint64_t)page / w->g.pages_per_block + 1) * w->g.pages_per_block;
+    if (w->g.medium != CAIRN_MEDIUM_NAND)
+        blk_end = total; /* NOR and BLOCK reads may run on into the next blocks */
     if (w_count(w))
         return CAIRN_DEV_IO;
     if (page >= total ||

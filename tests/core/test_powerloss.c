@@ -14,6 +14,13 @@
  *     inside one of those write calls where a prefix of its bytes had been
  *     written (see tmodel.h);
  *   - the recovered volume is writable: a new file survives a remount.
+ * Space management under the cuts: "gc-nearly-full" overwrites in place on
+ * a nearly full volume (GC steps and collections move data), "wear-levelling"
+ * runs with wear_spread 1 and idle cairn_gc calls (static levelling moves
+ * cold data), "relocation" has its third program into a data or node
+ * segment fail (the block goes bad; the data is written elsewhere and the
+ * segment retired) and cuts at every op after it. The long ones cut at every
+ * Nth op (scen.cuts).
  * Then random runs (like test_model) with a power cut at a random op, three
  * rounds per run, each verified the same way.
  *
@@ -26,7 +33,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "tmodel.h"
+#include "cn.h"
+#include "spacesup.h"
 
 #define R(call)                                                                \
     do {                                                                       \
@@ -255,27 +263,134 @@ static void run_gc(struct mdrv *d)
     R(d_sync(d));
 }
 
+/* Space management at work under the cuts (issue 4). */
+
+/* Nearly full: files of about half a segment until an eighth of the volume
+ * is free, every third removed; the scenario then overwrites data in place,
+ * so bounded GC steps and whole collections move live pages. */
+static void pre_gc_full(struct mdrv *d)
+{
+    struct cairn_fsinfo fi;
+    char p[32];
+    int i, n;
+    gc_geometry(d->fs);
+    for (n = 0; n < 1000 && !d->stop; n++) {
+        if (cairn_fs_stat(d->fs, &fi) != 0 || (int64_t)fi.free_bytes < TOTAL / 8 + SEG)
+            break;
+        snprintf(p, sizeof p, "/g%03d", n);
+        mkfile(d, p, SEG / 2, 500 + (uint64_t)n);
+    }
+    for (i = 0; i < n && !d->stop; i += 3) {
+        snprintf(p, sizeof p, "/g%03d", i);
+        d_remove(d, p);
+    }
+}
+static void run_gc_full(struct mdrv *d)
+{
+    struct cairn_fsinfo fi;
+    int fd, i, k, round = 0;
+    int64_t written = 0, goal;
+    char p[32];
+    /* overwrite files in place until more than the free space was written */
+    goal = (cairn_fs_stat(d->fs, &fi) == 0 ? (int64_t)fi.free_bytes : TOTAL / 4) + 2 * SEG;
+    for (k = 1; written < goal && k < 1000; k++) {
+        if (k % 3 == 0)
+            continue; /* removed */
+        snprintf(p, sizeof p, "/g%03d", k);
+        if (m_find(d->m, p) < 0) {
+            k = 0; /* round again */
+            round++;
+            continue;
+        }
+        R(fd = d_open(d, p, CAIRN_O_RDWR));
+        for (i = (k + round) % 8; i < (k + round) % 8 + 2; i += 1) { /* the rest lives */
+            R(d_seek(d, fd, (int32_t)((i % 8) * SEG / 16), CAIRN_SEEK_SET));
+            R(d_write(d, fd, pat(SEG / 16, 600 + (uint64_t)(k * 8 + i)), SEG / 16));
+            written += SEG / 16;
+        }
+        R(d_fsync(d, fd));
+        R(d_close(d, fd));
+    }
+    R(d_sync(d));
+}
+
+/* Static wear levelling forced (wear_spread 1): cold files, then a hot file
+ * rewritten until the erase counts spread; the scenario keeps rewriting, so
+ * GC steps move the cold data off the least-worn segments. */
+static void pre_wear(struct mdrv *d)
+{
+    char p[32];
+    int i;
+    gc_geometry(d->fs);
+    for (i = 0; i < 4 && !d->stop; i++) {
+        snprintf(p, sizeof p, "/cold%d", i);
+        mkfile(d, p, SEG - PG, 700 + (uint64_t)i);
+    }
+    for (i = 0; i < 40 && !d->stop; i++)
+        mkfile(d, "/hot", 2 * SEG, 720 + (uint64_t)i);
+}
+static void run_wear(struct mdrv *d)
+{
+    int fd, i;
+    for (i = 0; i < 6; i++) {
+        R(fd = d_open(d, "/hot", CAIRN_O_WRONLY | CAIRN_O_TRUNC));
+        R(d_write(d, fd, pat(SEG + SEG / 2, 740 + (uint64_t)i), SEG + SEG / 2));
+        R(d_close(d, fd));
+        /* idle collection: with the counts spread, static levelling moves */
+        (void)cairn_gc(d->fs, 32);
+        (void)cairn_gc(d->fs, 32);
+    }
+    R(d_sync(d));
+}
+
+/* Relocation: a program fails (the trial arms it, see scen.fail) while a
+ * file is written; its segment is emptied and retired; then the cut. */
+static void pre_reloc(struct mdrv *d)
+{
+    gc_geometry(d->fs);
+    mkfile(d, "/base", 3 * PG + 11, 800);
+}
+static void run_reloc(struct mdrv *d)
+{
+    int fd, i;
+    R(fd = d_open(d, "/r", CAIRN_O_WRONLY | CAIRN_O_CREAT));
+    for (i = 0; i < 6; i++) {
+        R(d_write(d, fd, pat(2 * PG, 810 + (uint64_t)i), 2 * PG));
+        if (i % 2)
+            R(d_fsync(d, fd));
+    }
+    R(d_close(d, fd));
+    R(d_sync(d));
+}
+
 struct scen {
     const char *name;
     void (*pre)(struct mdrv *d);
     void (*run)(struct mdrv *d);
     int small; /* on the small volume of t_sim_small */
+    uint16_t wear_spread; /* config (0: default) */
+    int fail;   /* arm a program failure at a data write of the scenario */
+    int cuts;   /* at most this many cut points (every Nth op); 0: every op */
+    int raw;    /* NOR and NAND only */
 };
 
 static const struct scen scens[] = {
-    {"create-write-close", pre_none, run_create_write_close, 0},
-    {"append-synced", pre_log, run_append_synced, 0},
-    {"overwrite-middle", pre_f4, run_overwrite_middle, 0},
-    {"rename-over", pre_ab, run_rename_over, 0},
-    {"remove", pre_remove, run_remove, 0},
-    {"mkdir-create", pre_none, run_mkdir_create, 0},
-    {"truncate", pre_f5, run_truncate, 0},
-    {"many-small", pre_none, run_many_small, 0},
-    {"dir-rename", pre_dir, run_dir_rename, 0},
-    {"hole", pre_h, run_hole, 0},
-    {"rewrite-trunc", pre_t, run_rewrite_trunc, 0},
-    {"interleaved", pre_none, run_interleaved, 0},
-    {"gc", pre_gc, run_gc, 1},
+    {"create-write-close", pre_none, run_create_write_close, 0, 0, 0, 0, 0},
+    {"append-synced", pre_log, run_append_synced, 0, 0, 0, 0, 0},
+    {"overwrite-middle", pre_f4, run_overwrite_middle, 0, 0, 0, 0, 0},
+    {"rename-over", pre_ab, run_rename_over, 0, 0, 0, 0, 0},
+    {"remove", pre_remove, run_remove, 0, 0, 0, 0, 0},
+    {"mkdir-create", pre_none, run_mkdir_create, 0, 0, 0, 0, 0},
+    {"truncate", pre_f5, run_truncate, 0, 0, 0, 0, 0},
+    {"many-small", pre_none, run_many_small, 0, 0, 0, 0, 0},
+    {"dir-rename", pre_dir, run_dir_rename, 0, 0, 0, 0, 0},
+    {"hole", pre_h, run_hole, 0, 0, 0, 0, 0},
+    {"rewrite-trunc", pre_t, run_rewrite_trunc, 0, 0, 0, 0, 0},
+    {"interleaved", pre_none, run_interleaved, 0, 0, 0, 0, 0},
+    {"gc", pre_gc, run_gc, 1, 0, 0, 0, 0},
+    {"gc-nearly-full", pre_gc_full, run_gc_full, 1, 0, 0, 120, 0},
+    {"wear-levelling", pre_wear, run_wear, 1, 1, 0, 120, 0},
+    {"relocation", pre_reloc, run_reloc, 0, 0, 1, 0, 1},
 };
 #define N_SCENS ((int)(sizeof scens / sizeof scens[0]))
 
@@ -343,6 +458,7 @@ static int prepare(int medium, const struct scen *s, struct t_image *im)
     int bad;
     snprintf(label, sizeof label, "%s %s pre-state", t_medium_name[medium], s->name);
     t_fs_init(&t, scen_sim(medium, s, 1), 1);
+    t.cfg.wear_spread = s->wear_spread;
     t_fs_format_mount(&t);
     m_init(&m);
     memset(&d, 0, sizeof d);
@@ -365,6 +481,14 @@ static int prepare(int medium, const struct scen *s, struct t_image *im)
 }
 
 /* Power cut at op `cut` (-1: none, the dry run). Returns the scenario's ops. */
+/* Scenarios with `fail`: the fail_nth program or erase into a data or node
+ * segment (not an anchor, not the journal's) fails and its block goes bad;
+ * fail_at is the op (from the scenario's start) it was in the dry run. */
+static const uint32_t fail_nth = 3;
+static int64_t fail_at = -1;
+static int trial_ok;          /* the scenario ran to its end (no cut, no failed call) */
+static uint32_t trial_bad;    /* bad_blocks after it (mounted again) */
+
 static uint64_t trial(int medium, const struct scen *s, const struct t_image *im,
                       int64_t cut, int tear)
 {
@@ -372,6 +496,7 @@ static uint64_t trial(int medium, const struct scen *s, const struct t_image *im
     struct model m;
     struct mdrv d;
     struct csim_counters c;
+    struct wdev w;
     uint64_t start, ops;
     char label[128];
     int rc;
@@ -379,6 +504,10 @@ static uint64_t trial(int medium, const struct scen *s, const struct t_image *im
     snprintf(label, sizeof label, "%s %s cut %lld %s", t_medium_name[medium], s->name,
              (long long)cut, tear_name(tear));
     t_fs_init(&t, scen_sim(medium, s, 1000 + (uint64_t)(cut + 1)), 1);
+    t.cfg.wear_spread = s->wear_spread;
+    memset(&w, 0, sizeof w);
+    if (s->fail || s->small)
+        w_attach(&w, &t); /* counts the pages GC moves */
     t_image_put(im, t.sim);
     m_init(&m);
     rc = t_fs_mount(&t);
@@ -413,17 +542,44 @@ static uint64_t trial(int medium, const struct scen *s, const struct t_image *im
     start = c.mutating_ops;
     if (cut >= 0)
         csim_cut_at(t.sim, start + (uint64_t)cut, (enum csim_tear)tear);
+    if (s->fail)
+        w.fail_in = fail_nth;
     s->run(&d);
+    if (s->fail && cut < 0)
+        fail_at = w.failed_data ? (int64_t)(w.failed_op - start) : -1;
+    if (s->small && cut < 0) {
+        struct cairn_fsinfo fi;
+        cairn_fs_stat(t.fs, &fi);
+        printf("  %s %s: GC moved %llu pages during the scenario; erase counts %u..%u after "
+               "it (wear_spread %u)\n",
+               t_medium_name[medium], s->name, (unsigned long long)w.moved,
+               (unsigned)fi.erase_min, (unsigned)fi.erase_max,
+               (unsigned)(s->wear_spread ? s->wear_spread : 16));
+        CHECK(w.moved > 0, "[%s] GC moved pages during the scenario", label);
+    }
     csim_counters(t.sim, &c);
     ops = c.mutating_ops - start;
 
     if (cut < 0) {
-        CHECK(!d.stop && !d.failed, "[%s] the scenario without a cut", label);
+        trial_ok = !d.stop && !d.failed;
+        if (!s->fail)
+            CHECK(trial_ok, "[%s] the scenario without a cut", label);
         if (!d.failed) {
             d_verify(&d);
-            if (t_fs_remount(&t, label) == 0)
+            if (t_fs_remount(&t, label) == 0) {
+                struct cairn_fsinfo fi;
                 CHECK(m_verify_cut(&m, t.fs, label) == 0, "[%s] state after remount",
                       label);
+                if (s->fail) { /* idle GC empties the failing segment, which is retired */
+                    int g;
+                    for (g = 0; g < 32 && cairn_gc(t.fs, 256) > 0; g++)
+                        ;
+                    CHECK(t_fs_check(&t, label) == 0, "[%s] check after idle GC", label);
+                    CHECK(m_verify_cut(&m, t.fs, label) == 0, "[%s] state after idle GC",
+                          label);
+                }
+                trial_bad = cairn_fs_stat(t.fs, &fi) == 0 ? fi.bad_blocks : 0;
+            }
         }
         t_fs_no_violations(&t, label);
         t.allow_violations = 1;
@@ -476,19 +632,43 @@ static void run_scenarios(int medium)
         long f0 = (long)tc_fail;
         clock_t t0 = clock();
         struct t_image im;
-        uint64_t n, k;
+        uint64_t n, k, stride = 1, tried = 0;
         int tear;
+        if (s->raw && medium == T_BLOCK)
+            continue;
         if (prepare(medium, s, &im)) {
             printf("  %s %-20s the pre-state failed\n", t_medium_name[medium], s->name);
             continue;
         }
+        fail_at = -1;
         n = trial(medium, s, &im, -1, CSIM_TEAR_PREFIX);
-        for (k = 0; k < n; k++)
+        if (s->fail) {
+            CHECK(fail_at >= 0 && trial_ok && trial_bad > 0,
+                  "[%s %s] the scenario rides out a failed program (at op %lld; %u bad "
+                  "blocks after)",
+                  t_medium_name[medium], s->name, (long long)fail_at, (unsigned)trial_bad);
+            if (fail_at < 0) {
+                t_image_free(&im);
+                continue;
+            }
+            printf("  %s %-20s op %lld failed (its block went bad) and was relocated: %u bad "
+                   "block(s) after; cuts at every op from there\n",
+                   t_medium_name[medium], s->name, (long long)fail_at, (unsigned)trial_bad);
+        }
+        if (s->cuts > 0 && n > (uint64_t)s->cuts)
+            stride = (n + (uint64_t)s->cuts - 1) / (uint64_t)s->cuts;
+        /* (a cut at the failing op itself would leave its failure pending for
+         * the ops after power-on, the mount's: the cuts start after it) */
+        for (k = s->fail ? (uint64_t)fail_at + 1 : 0; k < n; k += stride) {
+            tried++;
             for (tear = CSIM_TEAR_PREFIX; tear <= CSIM_TEAR_RANDOM; tear++)
                 trial(medium, s, &im, (int64_t)k, tear);
+        }
+        fail_at = -1;
         t_image_free(&im);
-        printf("  %s %-20s %3llu ops, %3llu cut points, %.1f s: %s\n", t_medium_name[medium],
-               s->name, (unsigned long long)n, (unsigned long long)(2 * n),
+        printf("  %s %-20s %3llu ops, %3llu cut points (every %llu), %.1f s: %s\n",
+               t_medium_name[medium], s->name, (unsigned long long)n,
+               (unsigned long long)(2 * tried), (unsigned long long)stride,
                (double)(clock() - t0) / CLOCKS_PER_SEC, (long)tc_fail == f0 ? "ok" : "FAILED");
     }
 }

@@ -96,6 +96,14 @@ struct mdrv {
     uint64_t seed;
     long step;
     const char *cut_in; /* the call during which the power went off */
+    /* Check mode: a call that returns CAIRN_ERR_NOSPC (or a write that stops
+     * short) is counted in nospc instead of failing the check; the model
+     * keeps the bytes a short write reports. The content of a file whose
+     * write, sync or close ran out of space is then unknown: the caller
+     * removes it (d_remove). A remove refused with NOSPC is counted too (the
+     * file stays, as in the model). */
+    int nospc_ok;
+    long nospc;
 };
 
 /* Each returns cairn's result (or, in record mode, the model's error for an

@@ -149,7 +149,7 @@ csim *t_sim_model(const char *model, uint32_t block_count,
 csim *t_sim_new(int medium, uint64_t seed)
 {
     if (medium == T_NOR)
-        return t_sim_model("nor-w25q128", 128, 4, seed);
+        return t_sim_model("nor-w25q128", 256, 8, seed);
     if (medium == T_NAND)
         return t_sim_model("nand-dhara", 64, 1, seed);
     {

@@ -1,0 +1,314 @@
+/* Allocation: the append heads, the reserves, and making room before an
+ * operation writes.
+ *
+ * Heads keep data of different lifetimes out of each other's erase blocks:
+ * tree nodes (META), data moved by GC (COLD: it has already outlived the
+ * data around it), and file data, with one data head per file being written
+ * (up to cfg.data_heads) so that files written side by side never interleave
+ * inside one erase block. When there are more writers than data heads, the
+ * head idle the longest is shared: the writer that went quiet first is the
+ * one least likely to interleave with the newcomer. */
+#include "cn.h"
+
+/* Small volumes (few, large erase blocks) cannot spare a segment per kind of
+ * data: GC-moved data then shares the metadata head. */
+static unsigned resolve(const cairn *fs, unsigned h)
+{
+    return h == CN_H_COLD && fs->seg_count < 64u ? CN_H_META : h;
+}
+
+static int is_data_head(unsigned h) { return h >= CN_H_DATA; }
+
+static int need_segment(const cairn *fs, unsigned h, uint32_t want, int exact)
+{
+    const struct cn_head *hd = &fs->head[h];
+    return hd->seg == CN_NONE || hd->page >= fs->seg_pages ||
+           (fs->segs[hd->seg].flags & CN_SF_FAILING) ||
+           (exact && fs->seg_pages - hd->page < want);
+}
+
+/* Would the next page at head h need a new segment (an erase)? */
+int cn_head_full(const cairn *fs, unsigned h)
+{
+    return need_segment(fs, resolve(fs, h), 1, 0);
+}
+
+static void close_head(cairn *fs, unsigned h)
+{
+    struct cn_head *hd = &fs->head[h];
+    if (hd->seg != CN_NONE && fs->segs[hd->seg].state == CN_SEG_OPEN)
+        fs->segs[hd->seg].state = CN_SEG_FULL;
+    hd->seg = CN_NONE;
+}
+
+/* Free segments a writer must leave. User data stops first; the nodes of
+ * user operations one segment later, so GC always has a segment to work in;
+ * GC (its moved data and nodes) keeps the two a mount's recovery needs; a
+ * commit that frees segments may borrow one of those, because what it writes
+ * there is not named by the journal and the checkpoint gives back more. */
+static uint32_t floor_of(const cairn *fs, unsigned kind)
+{
+    if (is_data_head(kind))
+        return CN_RESERVE_SEGS;
+    if (fs->borrow)
+        return CN_RECOVERY_SEGS - 1u;
+    return fs->in_gc ? CN_GC_FLOOR : CN_META_FLOOR;
+}
+
+/* Open a new segment at head h for a writer of kind `kind` (before the
+ * small-volume sharing of heads: GC's data keeps its own floor). */
+static int open_segment(cairn *fs, unsigned h, unsigned kind)
+{
+    struct cn_head *hd = &fs->head[h];
+    uint32_t s;
+    int err = cn_seg_alloc(fs, floor_of(fs, kind), h == CN_H_COLD, &s);
+    if (err)
+        return err;
+    close_head(fs, h);
+    hd->seg = s;
+    hd->page = 0;
+    fs->segs[s].state = CN_SEG_OPEN;
+    fs->segs[s].stamp = ++fs->seg_clock;
+    fs->segs[s].flags = h == CN_H_META ? CN_SF_NODES : 0;
+    return 0;
+}
+
+/* Up to `want` contiguous pages at head h (exactly `want` if exact: tree
+ * nodes). Only data heads are held back by the reserve. */
+int cn_head_pages(cairn *fs, unsigned h, uint32_t want, int exact, uint32_t *page_out,
+                  uint32_t *got)
+{
+    struct cn_head *hd;
+    uint32_t n;
+    unsigned kind;
+    *page_out = 0; /* callers look at the segment of the page even on failure */
+    *got = 0;
+    kind = h;
+    h = resolve(fs, h);
+    hd = &fs->head[h];
+    if (need_segment(fs, h, want, exact)) {
+        int err = open_segment(fs, h, kind);
+        if (err)
+            return err;
+    }
+    n = fs->seg_pages - hd->page;
+    if (n > want)
+        n = want;
+    *page_out = hd->seg * fs->seg_pages + hd->page;
+    *got = n;
+    hd->page += n;
+    return 0;
+}
+
+/* A program into `page` failed: the head writing there moves on (the
+ * device layer flagged the segment; GC empties and retires it). */
+void cn_head_failed(cairn *fs, uint32_t page)
+{
+    unsigned h;
+    for (h = 0; h < CN_HEADS; h++)
+        if (fs->head[h].seg == cn_seg_of(fs, page))
+            close_head(fs, h);
+}
+
+static int file_open(const cairn *fs, uint32_t id)
+{
+    uint32_t i;
+    for (i = 0; i < fs->max_open; i++)
+        if (fs->files[i].id == id && fs->files[i].refs > 0)
+            return 1;
+    return 0;
+}
+
+/* The data head of file `id`: its own, else an unowned one, else the one
+ * idle longest that no reservation holds. */
+static unsigned data_head_of(cairn *fs, uint32_t id)
+{
+    uint32_t i, pick = CN_NONE;
+    for (i = 0; i < fs->data_heads; i++)
+        if (fs->head_owner[i] == id)
+            pick = i;
+    for (i = 0; pick == CN_NONE && i < fs->data_heads; i++)
+        if (fs->head_owner[i] == 0 || !file_open(fs, fs->head_owner[i]))
+            pick = i;
+    if (pick == CN_NONE) {
+        pick = 0;
+        for (i = 1; i < fs->data_heads; i++)
+            if (fs->head_used[i] < fs->head_used[pick])
+                pick = i;
+    }
+    fs->head_owner[pick] = id;
+    fs->head_used[pick] = ++fs->lru_clock;
+    return CN_H_DATA + pick;
+}
+
+/* A closed file gives its head back (the head's segment stays open for the
+ * next writer) and its unused reservation. */
+void cn_heads_forget_file(cairn *fs, struct cn_file *f)
+{
+    uint32_t i;
+    for (i = 0; i < fs->data_heads; i++)
+        if (fs->head_owner[i] == f->id)
+            fs->head_owner[i] = 0;
+    fs->reserved -= f->reserved < fs->reserved ? f->reserved : fs->reserved;
+    f->reserved = 0;
+}
+
+/* Segments that reservations may still claim beyond what their heads hold. */
+static uint32_t reserved_segs(const cairn *fs)
+{
+    return (fs->reserved + fs->seg_pages - 1) / fs->seg_pages;
+}
+
+/* Pages for user data (garbage was collected, if needed, by cn_settle). */
+int cn_data_pages(cairn *fs, struct cn_file *f, uint32_t want, uint32_t *page_out,
+                  uint32_t *got)
+{
+    unsigned h;
+    int err = cn_begin_write(fs);
+    if (err)
+        return err;
+    h = data_head_of(fs, f->id);
+    if (f->reserved == 0 && need_segment(fs, h, want, 0) &&
+        cn_free_segs(fs) <= CN_RESERVE_SEGS + reserved_segs(fs))
+        return CAIRN_ERR_NOSPC; /* the free segments are promised to others */
+    if (f->reserved > 0) {
+        /* a reserved file may take the segments held back for it */
+        fs->reserved -= f->reserved;
+        err = cn_head_pages(fs, h, want, 0, page_out, got);
+        fs->reserved += f->reserved;
+        if (!err) {
+            uint32_t n = *got < f->reserved ? *got : f->reserved;
+            f->reserved -= n;
+            fs->reserved -= n;
+        }
+        return err;
+    }
+    return cn_head_pages(fs, h, want, 0, page_out, got);
+}
+
+/* Pages not holding live data, in every segment the file system may use. */
+static uint64_t reclaimable_pages(const cairn *fs)
+{
+    uint64_t n = 0;
+    uint32_t s;
+    for (s = fs->seg_base; s < fs->seg_count; s++)
+        if (fs->segs[s].state != CN_SEG_BAD)
+            n += fs->seg_pages - fs->segs[s].live;
+    return n;
+}
+
+/* Room for user data: free segments beyond the reserve (and beyond what
+ * reservations hold), collecting garbage when there are not enough. The
+ * volume is full when what could be reclaimed is no more than the reserve;
+ * below that every collected victim gains pages, so the loop ends. */
+int cn_space_for_user(cairn *fs)
+{
+    uint32_t rounds = 0;
+    while (cn_free_segs(fs) <= CN_RESERVE_SEGS + reserved_segs(fs)) {
+        int err;
+        if (reclaimable_pages(fs) <=
+                (uint64_t)(CN_RESERVE_SEGS + 2u + reserved_segs(fs)) * fs->seg_pages ||
+            ++rounds > 2 * fs->seg_count)
+            return CAIRN_ERR_NOSPC;
+        err = cn_gc_collect(fs);
+        if (err)
+            return err;
+    }
+    return 0;
+}
+
+/* Promise `pages` more pages to file f (cairn_fallocate). */
+int cn_reserve(cairn *fs, struct cn_file *f, uint32_t pages)
+{
+    uint64_t need = (uint64_t)fs->reserved + pages;
+    int err;
+    if (pages == 0)
+        return 0;
+    if (need > (uint64_t)fs->seg_pages * fs->seg_count)
+        return CAIRN_ERR_NOSPC;
+    fs->reserved += pages;
+    err = cn_space_for_user(fs);
+    if (err) {
+        fs->reserved -= pages;
+        return err;
+    }
+    f->reserved += pages;
+    (void)data_head_of(fs, f->id);
+    return 0;
+}
+
+/* Can GC empty a victim with `live` pages in what it may use: its moves and
+ * the node writes of the records and the commit, above its floor? A victim
+ * that does not fit is not started, so GC never stops half-way with the
+ * reserve used up. */
+int cn_gc_fits(cairn *fs, uint32_t live, int at_once)
+{
+    uint32_t free = cn_free_segs(fs), have = 0, h;
+    uint32_t need = live + (fs->dirty_nodes + fs->height + 4u) * fs->node_pages;
+    for (h = CN_H_META; h <= CN_H_COLD; h++) {
+        const struct cn_head *hd = &fs->head[resolve(fs, h)];
+        if (resolve(fs, h) == h && hd->seg != CN_NONE && hd->page < fs->seg_pages)
+            have += fs->seg_pages - hd->page;
+    }
+    /* a victim emptied in steps between users' calls counts only on the
+     * segments users may not take (below CN_META_FLOOR); one emptied at once
+     * on everything above GC's floor */
+    if (!at_once && free > CN_META_FLOOR)
+        free = CN_META_FLOOR;
+    if (free > CN_GC_FLOOR)
+        have += (free - CN_GC_FLOOR) * fs->seg_pages;
+    return have >= need;
+}
+
+/* Can the tree's next flush be written, with what the next record may add?
+ * A flush must never fail half-way through applying a record, so this is
+ * asked before the record is appended. */
+int cn_meta_room(cairn *fs, uint32_t extra)
+{
+    const struct cn_head *m = &fs->head[CN_H_META];
+    uint32_t need = (fs->dirty_nodes + (extra ? extra : 2u * fs->height + 4u)) * fs->node_pages;
+    uint32_t have = 0;
+    uint32_t free = cn_free_segs(fs), floor = floor_of(fs, CN_H_META);
+    if (m->seg != CN_NONE && m->page < fs->seg_pages)
+        have = fs->seg_pages - m->page;
+    if (free > floor)
+        have += (free - floor) * fs->seg_pages;
+    return have >= need || fs->recovering;
+}
+
+/* Commits and collection a record may need, done at the top of an operation
+ * (deletes on a full volume depend on it), never from GC itself. */
+static int record_space(cairn *fs)
+{
+    int err = 0;
+    if (fs->read_only)
+        return CAIRN_ERR_ROFS;
+    if (!fs->in_gc && !fs->recovering && cn_free_segs(fs) <= CN_RESERVE_SEGS) {
+        if (cn_dead_segs(fs) > 0)
+            err = cn_commit(fs);
+        else if (!cn_meta_room(fs, 0))
+            err = cn_gc_collect(fs);
+    }
+    return err == CAIRN_ERR_NOSPC ? 0 : err;
+}
+
+/* At the top of an operation that may write `pages` of file data: begin the
+ * session, make room for records, and collect garbage: one bounded step
+ * (cfg.gc_step_pages moved pages) while free segments run low, a whole
+ * victim only when the data would otherwise have nowhere to go. Errors of
+ * space are left for the allocation to report, so a write that fits in what
+ * is left still happens. */
+int cn_settle(cairn *fs, uint32_t pages)
+{
+    int err = cn_begin_write(fs);
+    if (!err)
+        err = record_space(fs);
+    if (!err && pages > 0 && !fs->in_gc) {
+        uint32_t soft = CN_RESERVE_SEGS + 2u + reserved_segs(fs), moved;
+        if (cn_free_segs(fs) <= soft || fs->gc.phase != CN_GC_IDLE)
+            err = cn_gc_step(fs, fs->gc_step, pages, &moved);
+        if (!err && cn_free_segs(fs) <= CN_RESERVE_SEGS + reserved_segs(fs))
+            err = cn_space_for_user(fs);
+    }
+    return err == CAIRN_ERR_NOSPC ? 0 : err;
+}
