@@ -305,8 +305,12 @@ int cn_settle(cairn *fs, uint32_t pages)
         err = record_space(fs);
     if (!err && pages > 0 && !fs->in_gc) {
         uint32_t soft = CN_RESERVE_SEGS + 2u + reserved_segs(fs), moved;
-        if (cn_free_segs(fs) <= soft || fs->gc.phase != CN_GC_IDLE)
-            err = cn_gc_step(fs, fs->gc_step, pages, &moved);
+        /* one budget per call, however many pieces the call writes in */
+        if ((cn_free_segs(fs) <= soft || fs->gc.phase != CN_GC_IDLE) &&
+            fs->call_moved < fs->gc_step) {
+            err = cn_gc_step(fs, fs->gc_step - fs->call_moved, pages, &moved);
+            fs->call_moved += moved;
+        }
         if (!err && cn_free_segs(fs) <= CN_RESERVE_SEGS + reserved_segs(fs))
             err = cn_space_for_user(fs);
     }

@@ -242,6 +242,7 @@ struct cairn {
     uint32_t head_used[CN_DATA_HEADS_MAX];  /* clock of its last use (sharing) */
     uint32_t reserved;  /* pages promised by cairn_fallocate to open files */
     uint32_t call_erases; /* erases issued since the current call began */
+    uint32_t call_moved;  /* pages GC moved in bounded steps during this call */
     uint8_t data_heads;
     uint8_t ckpt_copies; /* 2 on NAND: a checkpoint survives one unreadable copy */
     uint16_t wear_spread;

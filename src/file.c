@@ -41,7 +41,8 @@ int cn_handle_new(cairn *fs)
 static struct cn_file *file_of(cairn *fs, int fd, int want_write, struct cn_handle **hp)
 {
     struct cn_handle *h;
-    if (cn_fs_ready(fs, 0) || fd < 0 || (uint32_t)fd >= fs->max_open)
+    /* a writing call starts its GC budget afresh (cn_fs_ready) */
+    if (cn_fs_ready(fs, want_write == 1) || fd < 0 || (uint32_t)fd >= fs->max_open)
         return NULL;
     h = &fs->handles[fd];
     if (h->kind != CN_HND_FILE || fs->files[h->file].id == 0 ||

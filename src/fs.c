@@ -195,8 +195,10 @@ int cn_fs_ready(cairn *fs, int write)
         return CAIRN_ERR_IO;
     if (write && fs->read_only)
         return CAIRN_ERR_ROFS;
-    if (write)
+    if (write) {
         fs->call_erases = 0;
+        fs->call_moved = 0;
+    }
     return 0;
 }
 
