@@ -111,17 +111,20 @@ static int put_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uin
 CN_NOINLINE static int find_extent(cairn *fs, uint32_t id, uint32_t fpage, int le, uint32_t *start,
                        uint32_t *phys, uint32_t *count)
 {
-    uint64_t k;
     uint8_t v[8];
-    uint32_t vlen;
-    int err = cn_tree_seek(fs, cn_key(id, CN_K_EXTENT, fpage), le, &k, v, sizeof v, &vlen);
+    struct cn_hit h;
+    int err;
+    h.key = cn_key(id, CN_K_EXTENT, fpage);
+    h.val = v;
+    h.cap = sizeof v;
+    err = cn_tree_seek(fs, &h, le);
     if (err)
         return err;
-    if (cn_key_id(k) != id || cn_key_kind(k) != CN_K_EXTENT)
+    if (cn_key_id(h.key) != id || cn_key_kind(h.key) != CN_K_EXTENT)
         return CAIRN_ERR_NOENT;
-    if (vlen != 8)
+    if (h.len != 8)
         return CAIRN_ERR_CORRUPT;
-    *start = cn_key_sub(k);
+    *start = cn_key_sub(h.key);
     *phys = cn_get32(v);
     *count = cn_get32(v + 4);
     return 0;
@@ -274,16 +277,19 @@ CN_NOINLINE static int apply_trim(cairn *fs, uint32_t id)
     while (done < CN_TRIM_BATCH) {
         uint64_t k;
         uint8_t v[8];
-        uint32_t vlen;
-        err = cn_tree_seek(fs, cn_key(id, alive ? CN_K_EXTENT : 0xFu, CN_SUB_MASK), 1,
-                           &k, v, sizeof v, &vlen);
+        struct cn_hit h;
+        h.key = cn_key(id, alive ? CN_K_EXTENT : 0xFu, CN_SUB_MASK);
+        h.val = v;
+        h.cap = sizeof v;
+        err = cn_tree_seek(fs, &h, 1);
+        k = h.key;
         if (err == CAIRN_ERR_NOENT || (err == 0 && cn_key_id(k) != id))
             break;
         if (err)
             return err;
         if (cn_key_kind(k) == CN_K_EXTENT) {
             uint32_t s = cn_key_sub(k), n = cn_get32(v + 4);
-            if (vlen != 8)
+            if (h.len != 8)
                 return CAIRN_ERR_CORRUPT;
             if (s + n <= first)
                 break;
@@ -574,15 +580,19 @@ int cn_record_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
 int cn_finish_orphans(cairn *fs, uint32_t budget)
 {
     while (budget-- > 0) {
-        uint64_t k;
         uint8_t p[4];
-        int err = cn_tree_seek(fs, cn_key(0, CN_K_ORPHAN, 0), 0, &k, NULL, 0, NULL);
-        if (err == CAIRN_ERR_NOENT || (err == 0 && (cn_key_id(k) != 0 ||
-                                                    cn_key_kind(k) != CN_K_ORPHAN)))
+        struct cn_hit h;
+        int err;
+        h.key = cn_key(0, CN_K_ORPHAN, 0);
+        h.val = NULL;
+        h.cap = 0;
+        err = cn_tree_seek(fs, &h, 0);
+        if (err == CAIRN_ERR_NOENT || (err == 0 && (cn_key_id(h.key) != 0 ||
+                                                    cn_key_kind(h.key) != CN_K_ORPHAN)))
             return 0;
         if (err)
             return err;
-        cn_put32(p, cn_key_sub(k));
+        cn_put32(p, cn_key_sub(h.key));
         err = cn_settle(fs, 0);
         if (!err)
             err = cn_record(fs, CN_R_TRIM, p, 4);

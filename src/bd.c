@@ -182,19 +182,22 @@ CN_NOINLINE static int zero_part(struct cairn_bd *bd, struct cn_file *f, uint32_
 CN_NOINLINE static int next_mapped(cairn *fs, uint32_t id, uint32_t from, uint32_t to,
                                    uint32_t *a, uint32_t *b)
 {
-    uint32_t s, p, n, vlen;
-    uint64_t k;
+    uint32_t s, p, n;
     uint8_t v[8];
+    struct cn_hit h;
     int err = cn_extent_lookup(fs, id, from, &s, &p, &n);
     if (err == CAIRN_ERR_NOENT) { /* from is in a hole: the next extent after it */
-        err = cn_tree_seek(fs, cn_key(id, CN_K_EXTENT, from), 0, &k, v, sizeof v, &vlen);
+        h.key = cn_key(id, CN_K_EXTENT, from);
+        h.val = v;
+        h.cap = sizeof v;
+        err = cn_tree_seek(fs, &h, 0);
         if (err)
             return err;
-        if (cn_key_id(k) != id || cn_key_kind(k) != CN_K_EXTENT)
+        if (cn_key_id(h.key) != id || cn_key_kind(h.key) != CN_K_EXTENT)
             return CAIRN_ERR_NOENT;
-        if (vlen != 8)
+        if (h.len != 8)
             return CAIRN_ERR_CORRUPT;
-        s = cn_key_sub(k);
+        s = cn_key_sub(h.key);
         n = cn_get32(v + 4);
     }
     if (err)

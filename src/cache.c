@@ -100,27 +100,26 @@ uint32_t cn_cache_evictable(const cairn *fs)
     return n;
 }
 
-int cn_cache_get(cairn *fs, uint32_t ref, uint32_t *slot_out)
+int cn_cache_get(cairn *fs, uint32_t ref)
 {
-    uint32_t i, slot, total = fs->seg_count * fs->seg_pages;
+    uint32_t i, slot;
     int err;
     if (ref & CN_DIRTY_REF) {
         slot = ref & ~CN_DIRTY_REF;
         if (slot >= fs->nslots || !fs->slots[slot].used || !fs->slots[slot].dirty)
             return CAIRN_ERR_CORRUPT;
         fs->slots[slot].lru = ++fs->lru_clock;
-        *slot_out = slot;
-        return 0;
+        return (int)slot;
     }
     for (i = 0; i < fs->nslots; i++) {
         if (fs->slots[i].used && !fs->slots[i].dirty && fs->slots[i].addr == ref) {
             fs->slots[i].lru = ++fs->lru_clock;
-            *slot_out = i;
-            return 0;
+            return (int)i;
         }
     }
     /* a node never crosses a segment and never sits in an anchor */
-    if (ref >= total || ref % fs->seg_pages + fs->node_pages > fs->seg_pages ||
+    if (ref >= fs->seg_count * fs->seg_pages ||
+        ref % fs->seg_pages + fs->node_pages > fs->seg_pages ||
         cn_seg_of(fs, ref) < fs->seg_base)
         return CAIRN_ERR_CORRUPT;
     err = find_victim(fs, &slot);
@@ -139,8 +138,7 @@ int cn_cache_get(cairn *fs, uint32_t ref, uint32_t *slot_out)
     fs->slots[slot].sane = 0;
     fs->slots[slot].level = cn_slot_data(fs, slot)[3];
     fs->slots[slot].lru = ++fs->lru_clock;
-    *slot_out = slot;
-    return 0;
+    return (int)slot;
 }
 
 int cn_cache_new(cairn *fs, uint32_t *slot_out)

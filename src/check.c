@@ -169,7 +169,14 @@ static int check_keys(cairn *fs, struct chk *c)
     uint8_t *v = fs->scratch;
     for (;;) {
         uint32_t vlen;
-        int err = cn_tree_seek(fs, k, 0, &k, v, 6 + CAIRN_NAME_MAX, &vlen);
+        struct cn_hit h;
+        int err;
+        h.key = k;
+        h.val = v;
+        h.cap = 6 + CAIRN_NAME_MAX;
+        err = cn_tree_seek(fs, &h, 0);
+        k = h.key;
+        vlen = h.len;
         if (err == CAIRN_ERR_NOENT)
             return 0;
         if (err)

@@ -266,7 +266,8 @@ int cn_begin_write(cairn *fs);
 static inline uint32_t cn_seg_of(const cairn *fs, uint32_t page) { return page / fs->seg_pages; }
 
 /* cache.c */
-int cn_cache_get(cairn *fs, uint32_t ref, uint32_t *slot_out);
+/* Slot holding node `ref` (a page, or CN_DIRTY_REF | slot), or an error (< 0). */
+int cn_cache_get(cairn *fs, uint32_t ref);
 int cn_cache_new(cairn *fs, uint32_t *slot_out);
 uint8_t *cn_slot_data(cairn *fs, uint32_t slot);
 void cn_cache_cow(cairn *fs, uint32_t slot);
@@ -279,9 +280,16 @@ int cn_cache_flush(cairn *fs);
 
 /* tree.c */
 int cn_tree_get(cairn *fs, uint64_t key, void *val, uint32_t cap, uint32_t *vlen);
-/* First entry with key >= key (dir 0) or last entry with key <= key (dir 1). */
-int cn_tree_seek(cairn *fs, uint64_t key, int le, uint64_t *found, void *val,
-                 uint32_t cap, uint32_t *vlen);
+/* An entry found by cn_tree_seek. key: where to look, then the key found;
+ * val (NULL: none) receives up to cap bytes of its value, len its length. */
+struct cn_hit {
+    uint64_t key;
+    void *val;
+    uint32_t cap;
+    uint32_t len;
+};
+/* First entry with key >= h->key (le 0) or last entry with key <= h->key (le 1). */
+int cn_tree_seek(cairn *fs, struct cn_hit *h, int le);
 int cn_tree_put(cairn *fs, uint64_t key, const void *val, uint32_t vlen);
 /* A value in two pieces (a header and, e.g., a name), stored as one. */
 struct cn_val {

@@ -19,8 +19,10 @@ static int note_result(cairn *fs, uint32_t page, int r)
     if (s < fs->seg_count) {
         if (r == CAIRN_DEV_PROG_FAIL || r == CAIRN_DEV_ERASE_FAIL)
             fs->segs[s].flags |= CN_SF_FAILING;
-        else if (r == CAIRN_DEV_CORRECTED && s >= fs->seg_base)
+        else if (r == CAIRN_DEV_CORRECTED && s >= fs->seg_base) {
             fs->segs[s].flags |= CN_SF_SCRUB;
+            cn_head_failed(fs, page); /* a head moves on: the segment can be scrubbed */
+        }
     }
     return map_result(r);
 }

@@ -23,7 +23,14 @@ static int dir_find(cairn *fs, uint32_t dir, const char *name, uint32_t len, uin
     uint64_t k = cn_key(dir, CN_K_DIRENT, base);
     uint8_t *v = fs->scratch;
     for (;;) {
-        int err = cn_tree_seek(fs, k, 0, &k, v, 6 + CAIRN_NAME_MAX, &vlen);
+        struct cn_hit h;
+        int err;
+        h.key = k;
+        h.val = v;
+        h.cap = 6 + CAIRN_NAME_MAX;
+        err = cn_tree_seek(fs, &h, 0);
+        k = h.key;
+        vlen = h.len;
         if (err == CAIRN_ERR_NOENT)
             break;
         if (err)
@@ -154,13 +161,17 @@ int cairn_mkdir(cairn *fs, const char *path)
 
 static int dir_empty(cairn *fs, uint32_t dir)
 {
-    uint64_t k;
-    int err = cn_tree_seek(fs, cn_key(dir, CN_K_DIRENT, 0), 0, &k, NULL, 0, NULL);
+    struct cn_hit h;
+    int err;
+    h.key = cn_key(dir, CN_K_DIRENT, 0);
+    h.val = NULL;
+    h.cap = 0;
+    err = cn_tree_seek(fs, &h, 0);
     if (err == CAIRN_ERR_NOENT)
         return 1;
     if (err)
         return err;
-    return !(cn_key_id(k) == dir && cn_key_kind(k) == CN_K_DIRENT);
+    return !(cn_key_id(h.key) == dir && cn_key_kind(h.key) == CN_K_DIRENT);
 }
 
 int cairn_remove(cairn *fs, const char *path)
@@ -337,8 +348,7 @@ int cairn_readdir(cairn *fs, int dd, struct cairn_info *info)
 {
     struct cn_handle *h = dir_handle(fs, dd);
     uint8_t *v;
-    uint64_t k;
-    uint32_t vlen;
+    struct cn_hit e;
     int err;
     if (h == NULL)
         return CAIRN_ERR_BADF;
@@ -347,16 +357,18 @@ int cairn_readdir(cairn *fs, int dd, struct cairn_info *info)
     if (h->dir_next > CN_SUB_MASK)
         return 0;
     v = fs->scratch;
-    err = cn_tree_seek(fs, cn_key(h->dir_id, CN_K_DIRENT, h->dir_next), 0, &k, v,
-                       6 + CAIRN_NAME_MAX, &vlen);
-    if (err == CAIRN_ERR_NOENT || (err == 0 && (cn_key_id(k) != h->dir_id ||
-                                                cn_key_kind(k) != CN_K_DIRENT)))
+    e.key = cn_key(h->dir_id, CN_K_DIRENT, h->dir_next);
+    e.val = v;
+    e.cap = 6 + CAIRN_NAME_MAX;
+    err = cn_tree_seek(fs, &e, 0);
+    if (err == CAIRN_ERR_NOENT || (err == 0 && (cn_key_id(e.key) != h->dir_id ||
+                                                cn_key_kind(e.key) != CN_K_DIRENT)))
         return 0;
     if (err)
         return err;
-    if (vlen < 7 || vlen != 6u + v[5])
+    if (e.len < 7 || e.len != 6u + v[5])
         return CAIRN_ERR_CORRUPT;
-    h->dir_next = cn_key_sub(k) + 1;
+    h->dir_next = cn_key_sub(e.key) + 1;
     memcpy(info->name, v + 6, v[5]);
     info->name[v[5]] = '\0';
     err = object_info(fs, cn_get32(v), v[4], info);

@@ -21,6 +21,7 @@ struct path {
     uint8_t n;                    /* levels pinned */
     uint16_t idx[CN_MAX_HEIGHT];  /* child index (internal) or entry index (leaf) */
     uint16_t off;                 /* leaf: byte offset of entry idx */
+    uint8_t pick;                 /* descend_from: child to take (in the padding) */
 };
 #define WALK_FRESH 0xFFFFu /* idx of a level not yet visited by a walk */
 
@@ -82,13 +83,15 @@ CN_NOINLINE static int node_sane(const cairn *fs, const uint8_t *n, uint32_t wan
     return off == used ? 0 : CAIRN_ERR_CORRUPT;
 }
 
-/* Load ref for level `level` of the path and pin it. */
-static int load(cairn *fs, struct path *p, uint32_t lv, uint32_t ref)
+/* Check the node cn_cache_get returned (slot >= 0, or an error) for level lv
+ * of the path, and pin it there. A leaf of its own, called after the read:
+ * the lookup chain is descend_from > cn_cache_get > cn_dev_read. */
+CN_NOINLINE static int pin(cairn *fs, struct path *p, uint32_t lv, int got)
 {
-    uint32_t slot;
-    int err = cn_cache_get(fs, ref, &slot);
-    if (err)
-        return err;
+    uint32_t slot = (uint32_t)got;
+    int err;
+    if (got < 0)
+        return got;
     if (!fs->slots[slot].sane) { /* checked once per load, not per visit */
         err = node_sane(fs, cn_slot_data(fs, slot), fs->height - 1 - lv);
         if (err)
@@ -101,6 +104,12 @@ static int load(cairn *fs, struct path *p, uint32_t lv, uint32_t ref)
     p->slot[lv] = (uint8_t)slot;
     p->n = (uint8_t)(lv + 1);
     return 0;
+}
+
+/* Load ref for level `lv` of the path and pin it. */
+static int load(cairn *fs, struct path *p, uint32_t lv, uint32_t ref)
+{
+    return pin(fs, p, lv, cn_cache_get(fs, ref));
 }
 
 static uint32_t internal_find(const uint8_t *n, uint64_t key)
@@ -127,51 +136,58 @@ static void leaf_find(const uint8_t *n, uint64_t key, uint32_t *pos, uint32_t *o
     *off = o;
 }
 
-/* Descend from level `from` (whose slot and idx are set when from > 0) to the
- * leaf, taking child `pick` at each level: 0 = by key, 1 = first, 2 = last.
- * On an error the whole path is unpinned. */
-static int descend_from(cairn *fs, struct path *p, uint32_t from, uint64_t key, int pick)
+/* One level of a descent, on the node just pinned at level p->n - 1: set its
+ * idx (and off in a leaf) and return the child to load next (0 in a leaf).
+ * Out of line, so descend_from keeps only a few registers across the read. */
+CN_NOINLINE static uint32_t step_down(cairn *fs, struct path *p, uint64_t key)
 {
-    uint32_t lv, ref = fs->root;
-    int err;
-    if (from > 0)
-        ref = cn_get32(ient(cn_slot_data(fs, p->slot[from - 1]), p->idx[from - 1]) + 8);
-    for (lv = from; lv < fs->height; lv++) {
-        uint8_t *n;
-        err = load(fs, p, lv, ref);
+    uint32_t lv = p->n - 1u, i;
+    uint8_t *n = cn_slot_data(fs, p->slot[lv]);
+    if (lv + 1 < fs->height) {
+        i = p->pick == 0 ? internal_find(n, key) : p->pick == 1 ? 0 : n_count(n) - 1;
+        p->idx[lv] = (uint16_t)i;
+        return cn_get32(ient(n, i) + 8);
+    }
+    if (p->pick == 0) {
+        uint32_t pos, off;
+        leaf_find(n, key, &pos, &off);
+        p->idx[lv] = (uint16_t)pos;
+        p->off = (uint16_t)off;
+    } else if (p->pick == 1 || n_count(n) == 0) {
+        p->idx[lv] = 0;
+        p->off = 0;
+    } else { /* the last entry */
+        p->idx[lv] = (uint16_t)(n_count(n) - 1);
+        p->off = 0;
+        for (i = 0; i + 1 < n_count(n); i++)
+            p->off = (uint16_t)(p->off + ent_size(n + HDR + p->off));
+    }
+    return 0;
+}
+
+/* Descend from level p->n (whose parent's slot and idx are set when p->n > 0)
+ * to the leaf, taking child `pick` at each level: 0 = by key, 1 = first,
+ * 2 = last. On an error the whole path is unpinned. */
+static int descend_from(cairn *fs, struct path *p, uint64_t key, int pick)
+{
+    uint32_t ref = fs->root;
+    p->pick = (uint8_t)pick;
+    if (p->n > 0)
+        ref = cn_get32(ient(cn_slot_data(fs, p->slot[p->n - 1]), p->idx[p->n - 1]) + 8);
+    while (p->n < fs->height) {
+        int err = pin(fs, p, p->n, cn_cache_get(fs, ref));
         if (err) {
             unpin(fs, p);
             return err;
         }
-        n = cn_slot_data(fs, p->slot[lv]);
-        if (lv + 1 < fs->height) {
-            uint32_t i = pick == 0 ? internal_find(n, key) : pick == 1 ? 0 : n_count(n) - 1;
-            p->idx[lv] = (uint16_t)i;
-            ref = cn_get32(ient(n, i) + 8);
-        } else if (pick == 0) {
-            {
-                uint32_t pos, off;
-                leaf_find(n, key, &pos, &off);
-                p->idx[lv] = (uint16_t)pos;
-                p->off = (uint16_t)off;
-            }
-        } else if (pick == 1 || n_count(n) == 0) {
-            p->idx[lv] = 0;
-            p->off = 0;
-        } else { /* the last entry */
-            uint32_t i;
-            p->idx[lv] = (uint16_t)(n_count(n) - 1);
-            p->off = 0;
-            for (i = 0; i + 1 < n_count(n); i++)
-                p->off = (uint16_t)(p->off + ent_size(n + HDR + p->off));
-        }
+        ref = step_down(fs, p, key);
     }
     return 0;
 }
 
 /* Pin the path from the root to the leaf where key belongs (nothing stays
  * pinned on an error). A macro, not a call: it sits on every lookup's chain. */
-#define descend(fs, p, key) ((p)->n = 0, descend_from((fs), (p), 0, (key), 0))
+#define descend(fs, p, key) ((p)->n = 0, descend_from((fs), (p), (key), 0))
 
 static void release_below(cairn *fs, struct path *p, uint32_t lv)
 {
@@ -182,21 +198,22 @@ static void release_below(cairn *fs, struct path *p, uint32_t lv)
     p->n = (uint8_t)lv;
 }
 
-/* Move the path to the next (dir 1) or previous (dir -1) leaf. Returns 1 when
- * there is none. */
-static int step_leaf(cairn *fs, struct path *p, int dir)
+/* Move the path towards the next (dir 1) or previous (dir -1) leaf: returns
+ * the level to descend from (descend_from with pick 1 or 2), or 0 when there
+ * is no such leaf. The caller descends, so this frame is off the read chain. */
+static uint32_t step_leaf(cairn *fs, struct path *p, int dir)
 {
-    uint32_t leaf = fs->height - 1, lv = leaf;
+    uint32_t lv = fs->height - 1;
     while (lv > 0) {
         uint8_t *n = cn_slot_data(fs, p->slot[lv - 1]);
         if (dir > 0 ? (uint32_t)p->idx[lv - 1] + 1u < n_count(n) : p->idx[lv - 1] > 0) {
             p->idx[lv - 1] = dir > 0 ? p->idx[lv - 1] + 1 : p->idx[lv - 1] - 1;
             release_below(fs, p, lv);
-            return descend_from(fs, p, lv, 0, dir > 0 ? 1 : 2);
+            return lv;
         }
         lv--;
     }
-    return 1;
+    return 0;
 }
 
 static void copy_out(const uint8_t *e, uint64_t *found, void *val, uint32_t vcap, uint32_t *vlen)
@@ -228,20 +245,19 @@ int cn_tree_get(cairn *fs, uint64_t key, void *val, uint32_t vcap, uint32_t *vle
     return err;
 }
 
-int cn_tree_seek(cairn *fs, uint64_t key, int le, uint64_t *found, void *val,
-                 uint32_t vcap, uint32_t *vlen)
+int cn_tree_seek(cairn *fs, struct cn_hit *h, int le)
 {
     struct path p;
     uint32_t leaf;
     uint8_t *n;
-    int err = descend(fs, &p, key);
+    int err = descend(fs, &p, h->key), dir = 0;
     if (err)
         return err;
     leaf = p.n - 1;
     n = cn_slot_data(fs, p.slot[leaf]);
-    if (le && !(p.idx[leaf] < n_count(n) && cn_get64(n + HDR + p.off) == key)) {
+    if (le && !(p.idx[leaf] < n_count(n) && cn_get64(n + HDR + p.off) == h->key)) {
         if (p.idx[leaf] == 0) {
-            err = step_leaf(fs, &p, -1);
+            dir = -1;
         } else { /* the entry before idx */
             uint32_t i, o = 0;
             for (i = 0; i + 1 < p.idx[leaf]; i++)
@@ -250,12 +266,16 @@ int cn_tree_seek(cairn *fs, uint64_t key, int le, uint64_t *found, void *val,
             p.off = (uint16_t)o;
         }
     } else if (!le && p.idx[leaf] >= n_count(n)) {
-        err = step_leaf(fs, &p, 1);
+        dir = 1;
+    }
+    if (dir != 0) {
+        uint32_t from = step_leaf(fs, &p, dir);
+        err = from ? descend_from(fs, &p, 0, dir > 0 ? 1 : 2) : 1;
     }
     if (err == 0) {
         n = cn_slot_data(fs, p.slot[leaf]);
         if (p.idx[leaf] < n_count(n))
-            copy_out(n + HDR + p.off, found, val, vcap, vlen);
+            copy_out(n + HDR + p.off, &h->key, h->val, h->cap, &h->len);
         else
             err = CAIRN_ERR_NOENT;
     } else if (err == 1) {

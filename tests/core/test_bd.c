@@ -34,7 +34,7 @@ static csim *vol_sim(int medium, uint64_t seed)
 {
     if (medium == T_NAND)
         return t_sim_model("nand-dhara", 32, 1, seed); /* 4 MiB, 128 KiB segments */
-    return t_sim_new(medium, seed); /* NOR 512 KiB (16 KiB segments), BLOCK 2 MiB */
+    return t_sim_new(medium, seed); /* NOR 1 MiB (32 KiB segments), BLOCK 2 MiB */
 }
 
 static uint32_t page_of(const struct tfs *t) { return csim_geometry(t->sim)->page_size; }

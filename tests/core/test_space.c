@@ -1,6 +1,6 @@
 /*
- * test_space: space management (issue 4) on NOR (nor-w25q128, 4 blocks per
- * logical block, 512 KiB) and small NAND (nand-dhara, 32 blocks, 4 MiB).
+ * test_space: space management (issue 4) on NOR (nor-w25q128, 8 blocks per
+ * logical block, 1 MiB) and small NAND (nand-dhara, 32 blocks, 4 MiB).
  *  (a) fill/age: fill to 95% of what the volume accepts, then rewrite,
  *      overwrite and delete files at random for 10 volume-writes (x scale);
  *      every call is checked against the in-memory model, the whole volume
@@ -891,7 +891,7 @@ int main(int argc, char **argv)
     t_begin("test_space");
     printf("test_space: fill/age (10 volume-writes x scale %u), bounded work at 80%% full, "
            "wear (50 volume-writes x scale), cairn_gc, cairn_fallocate, data heads; NOR "
-           "512 KiB and NAND 4 MiB; seed %llu\n",
+           "1 MiB and NAND 4 MiB; seed %llu\n",
            (unsigned)t_scale(), (unsigned long long)seed);
     for (med = T_NOR; med <= T_NAND; med++) {
         clock_t c1 = clock();

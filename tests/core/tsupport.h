@@ -32,7 +32,9 @@ void t_pattern(uint8_t *buf, size_t len, uint64_t seed);
 /* ---- small simulated volumes ---- */
 enum t_medium { T_NOR = 0, T_NAND = 1, T_BLOCK = 2, T_NMEDIA = 3 };
 extern const char *const t_medium_name[T_NMEDIA];
-/* NOR: nor-w25q128, 128 blocks of 4 KiB, 4 per logical block (512 KiB).
+/* NOR: nor-w25q128, 256 blocks of 4 KiB, 8 per logical block (1 MiB; 32 KiB
+ * segments hold 32 nodes: with 16 the GC of a nearly full volume could not
+ * gain, see docs/DESIGN.md "Space").
  * NAND: nand-dhara, 64 blocks of 128 KiB, one per logical block (8 MiB).
  * BLOCK: custom SD-like device, 512 B sectors, 64 per block, 64 blocks,
  * 32 KiB allocation units (2 MiB). Exits through t_fatal on failure. */
