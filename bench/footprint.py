@@ -28,7 +28,9 @@ FLAGS = ("-Os -mcpu=cortex-m3 -mthumb -std=c99 -ffunction-sections -fdata-sectio
          "-fstack-usage -fcallgraph-info=su -Iinclude -DCAIRN_NO_MALLOC").split()
 CONFIGS = [("default", []),
            ("+NO_CHECK", ["-DCAIRN_NO_CHECK"]),
-           ("+NO_CHECK+NO_ATTRS", ["-DCAIRN_NO_CHECK", "-DCAIRN_NO_ATTRS"])]
+           ("+NO_CHECK+NO_ATTRS", ["-DCAIRN_NO_CHECK", "-DCAIRN_NO_ATTRS"]),
+           ("minimal", ["-DCAIRN_NO_CHECK", "-DCAIRN_NO_ATTRS", "-DCAIRN_NO_RING",
+                        "-DCAIRN_NO_BD"])]
 NODE = re.compile(r'node: \{ title: "([^"]*)" label: "([^"]*)"')
 EDGE = re.compile(r'edge: \{ sourcename: "([^"]*)" targetname: "([^"]*)"(?: label: "([^"]*)")?')
 FUNC_DEF = re.compile(r'^(?!typedef)[A-Za-z_][\w \t*]*?\b(\w+)\s*\(')  # at column 0

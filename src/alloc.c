@@ -304,7 +304,7 @@ int cn_settle(cairn *fs, uint32_t pages)
     if (!err)
         err = record_space(fs);
     if (!err && pages > 0 && !fs->in_gc) {
-        uint32_t soft = CN_RESERVE_SEGS + 2u + reserved_segs(fs), moved;
+        uint32_t soft = CN_RESERVE_SEGS + 1u + reserved_segs(fs), moved;
         /* one budget per call, however many pieces the call writes in */
         if ((cn_free_segs(fs) <= soft || fs->gc.phase != CN_GC_IDLE) &&
             fs->call_moved < fs->gc_step) {

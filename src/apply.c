@@ -17,6 +17,8 @@
  * Tree values: inode {type u8, 0[3], parent u32, size i32}; dirent {id u32,
  * type u8, nlen u8, name}; extent {phys u32, count u32}; attr: the bytes;
  * orphan (key 0/ORPHAN/id): empty. */
+#include <stddef.h>
+
 #include "cn.h"
 
 static uint32_t pages_for(const cairn *fs, int32_t size)
@@ -81,7 +83,7 @@ static int inode_set_size(cairn *fs, uint32_t id, int32_t size)
     return inode_update(fs, id, &size, NULL, NULL);
 }
 
-static int get_extent(cairn *fs, uint64_t key, uint32_t *phys, uint32_t *count)
+CN_NOINLINE static int get_extent(cairn *fs, uint64_t key, uint32_t *phys, uint32_t *count)
 {
     uint8_t v[8];
     uint32_t vlen;
@@ -108,15 +110,15 @@ static int put_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uin
 
 /* The extent of `id` with the greatest start <= fpage (le) or the least start
  * >= fpage (ge). Returns CAIRN_ERR_NOENT when there is none. */
-CN_NOINLINE static int find_extent(cairn *fs, uint32_t id, uint32_t fpage, int le, uint32_t *start,
-                       uint32_t *phys, uint32_t *count)
+CN_NOINLINE int cn_extent_find(cairn *fs, uint32_t id, uint32_t fpage, int le, struct cn_ext *e)
 {
-    uint8_t v[8];
     struct cn_hit h;
+    const uint8_t *v = (const uint8_t *)&e->phys; /* the value lands on phys, count */
+    uint32_t phys;
     int err;
     h.key = cn_key(id, CN_K_EXTENT, fpage);
-    h.val = v;
-    h.cap = sizeof v;
+    h.val = &e->phys;
+    h.cap = 8;
     err = cn_tree_seek(fs, &h, le);
     if (err)
         return err;
@@ -124,17 +126,18 @@ CN_NOINLINE static int find_extent(cairn *fs, uint32_t id, uint32_t fpage, int l
         return CAIRN_ERR_NOENT;
     if (h.len != 8)
         return CAIRN_ERR_CORRUPT;
-    *start = cn_key_sub(h.key);
-    *phys = cn_get32(v);
-    *count = cn_get32(v + 4);
+    e->start = cn_key_sub(h.key);
+    phys = cn_get32(v); /* decoded in place: little-endian bytes to host order */
+    e->count = cn_get32(v + 4);
+    e->phys = phys;
     return 0;
 }
+typedef char cn_ext_packed[offsetof(struct cn_ext, count) == offsetof(struct cn_ext, phys) + 4 ? 1 : -1];
 
-int cn_extent_lookup(cairn *fs, uint32_t id, uint32_t fpage, uint32_t *start,
-                     uint32_t *phys, uint32_t *count)
+int cn_extent_lookup(cairn *fs, uint32_t id, uint32_t fpage, struct cn_ext *e)
 {
-    int err = find_extent(fs, id, fpage, 1, start, phys, count);
-    if (err == 0 && *start + *count <= fpage)
+    int err = cn_extent_find(fs, id, fpage, 1, e);
+    if (err == 0 && e->start + e->count <= fpage)
         err = CAIRN_ERR_NOENT;
     return err;
 }
@@ -142,11 +145,13 @@ int cn_extent_lookup(cairn *fs, uint32_t id, uint32_t fpage, uint32_t *start,
 /* Remove pages [from, to) of id from the map, freeing their space. */
 static int cut_range(cairn *fs, uint32_t id, uint32_t from, uint32_t to)
 {
-    uint32_t cursor = from, s, p, n;
-    int err = find_extent(fs, id, from, 1, &s, &p, &n);
-    if (err == CAIRN_ERR_NOENT || (err == 0 && s + n <= from))
-        err = find_extent(fs, id, from, 0, &s, &p, &n);
-    while (err == 0 && s < to) {
+    struct cn_ext e;
+    uint32_t cursor = from;
+    int err = cn_extent_find(fs, id, from, 1, &e);
+    if (err == CAIRN_ERR_NOENT || (err == 0 && e.start + e.count <= from))
+        err = cn_extent_find(fs, id, from, 0, &e);
+    while (err == 0 && e.start < to) {
+        uint32_t s = e.start, p = e.phys, n = e.count;
         uint32_t a = s > cursor ? s : cursor, b = s + n < to ? s + n : to;
         cn_live_add(fs, p + (a - s), -(int32_t)(b - a));
         if (s < a)
@@ -160,7 +165,7 @@ static int cut_range(cairn *fs, uint32_t id, uint32_t from, uint32_t to)
         cursor = b;
         if (cursor >= to)
             break;
-        err = find_extent(fs, id, cursor, 0, &s, &p, &n);
+        err = cn_extent_find(fs, id, cursor, 0, &e);
     }
     return err == CAIRN_ERR_NOENT ? 0 : err;
 }
@@ -172,31 +177,42 @@ static int valid_run(const cairn *fs, uint32_t fpage, uint32_t phys, uint32_t co
            cn_seg_of(fs, phys) == cn_seg_of(fs, phys + count - 1);
 }
 
+/* map_run once [fpage, +count) is cut: map it, merged with a neighbour that
+ * continues it in the same segment. Out of line, so the neighbours' lookups
+ * are not in map_run's frame while it cuts. */
+CN_NOINLINE static int map_merge(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys,
+                                 uint32_t count)
+{
+    struct cn_ext e;
+    uint32_t end = fpage + count;
+    int err;
+    if (fpage > 0 && cn_extent_find(fs, id, fpage - 1, 1, &e) == 0 &&
+        e.start + e.count == fpage && e.phys + e.count == phys &&
+        cn_seg_of(fs, e.phys) == cn_seg_of(fs, phys)) {
+        fpage = e.start;
+        phys = e.phys;
+        count += e.count;
+    }
+    if (get_extent(fs, cn_key(id, CN_K_EXTENT, end), &e.phys, &e.count) == 0 &&
+        e.phys == phys + count && cn_seg_of(fs, e.phys + e.count - 1) == cn_seg_of(fs, phys)) {
+        err = cn_tree_del(fs, cn_key(id, CN_K_EXTENT, end));
+        if (err)
+            return err;
+        count += e.count;
+    }
+    return put_extent(fs, id, fpage, phys, count);
+}
+
 /* Map pages [fpage, +count) of id to phys (replacing what they mapped to),
  * merging with a neighbour that continues it in the same segment. */
 static int map_run(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32_t count)
 {
-    uint32_t s, p, n, end = fpage + count, new_phys = phys, new_count = count;
-    int err = cut_range(fs, id, fpage, end);
+    int err = cut_range(fs, id, fpage, fpage + count);
+    if (!err)
+        err = map_merge(fs, id, fpage, phys, count);
     if (err)
         return err;
-    if (fpage > 0 && find_extent(fs, id, fpage - 1, 1, &s, &p, &n) == 0 &&
-        s + n == fpage && p + n == phys && cn_seg_of(fs, p) == cn_seg_of(fs, phys)) {
-        fpage = s;
-        phys = p;
-        count += n;
-    }
-    if (get_extent(fs, cn_key(id, CN_K_EXTENT, end), &p, &n) == 0 &&
-        p == phys + count && cn_seg_of(fs, p + n - 1) == cn_seg_of(fs, phys)) {
-        err = cn_tree_del(fs, cn_key(id, CN_K_EXTENT, end));
-        if (err)
-            return err;
-        count += n;
-    }
-    err = put_extent(fs, id, fpage, phys, count);
-    if (err)
-        return err;
-    cn_live_add(fs, new_phys, (int32_t)new_count);
+    cn_live_add(fs, phys, (int32_t)count);
     cn_files_forget_extents(fs, id);
     return 0;
 }
@@ -211,19 +227,28 @@ CN_NOINLINE static int apply_extent(cairn *fs, uint32_t id, uint32_t fpage, uint
     return err ? err : inode_set_size(fs, id, size);
 }
 
-/* GC moved pages of one extent, unchanged but for where they are. The
- * pages must still be where GC read them. */
-CN_NOINLINE static int apply_move(cairn *fs, const uint8_t *p)
+/* A MOVE record's pages must still be where GC read them: inside one extent,
+ * at `from`. Out of line: apply_move's frame stays small over map_run. */
+CN_NOINLINE static int move_ok(cairn *fs, const uint8_t *p)
 {
     uint32_t id = cn_get32(p), fpage = cn_get32(p + 4), from = cn_get32(p + 8);
-    uint32_t to = cn_get32(p + 12), count = cn_get32(p + 16), s, ph, n;
+    uint32_t count = cn_get32(p + 16);
+    struct cn_ext e;
     int err;
-    if (!valid_run(fs, fpage, to, count))
+    if (!valid_run(fs, fpage, cn_get32(p + 12), count))
         return CAIRN_ERR_CORRUPT;
-    err = find_extent(fs, id, fpage, 1, &s, &ph, &n);
-    if (err || s + n < fpage + count || ph + (fpage - s) != from)
+    err = cn_extent_find(fs, id, fpage, 1, &e);
+    if (err || e.start + e.count < fpage + count || e.phys + (fpage - e.start) != from)
         return err && err != CAIRN_ERR_NOENT ? err : CAIRN_ERR_CORRUPT;
-    return map_run(fs, id, fpage, to, count);
+    return 0;
+}
+
+/* GC moved pages of one extent, unchanged but for where they are. */
+CN_NOINLINE static int apply_move(cairn *fs, const uint8_t *p)
+{
+    int err = move_ok(fs, p);
+    return err ? err : map_run(fs, cn_get32(p), cn_get32(p + 4), cn_get32(p + 12),
+                               cn_get32(p + 16));
 }
 
 /* Sector trim: pages [fpage, +count) of a file become a hole. */
@@ -256,9 +281,9 @@ CN_NOINLINE static int apply_size(cairn *fs, uint32_t id, int32_t size)
         return err;
     cn_files_forget_extents(fs, id);
     {
-        uint32_t st, p, n;
-        err = find_extent(fs, id, CN_SUB_MASK, 1, &st, &p, &n);
-        if (err == 0 && st + n > pages_for(fs, size))
+        struct cn_ext e;
+        err = cn_extent_find(fs, id, CN_SUB_MASK, 1, &e);
+        if (err == 0 && e.start + e.count > pages_for(fs, size))
             return add_orphan(fs, id);
     }
     return err == CAIRN_ERR_NOENT ? 0 : err;
@@ -576,23 +601,34 @@ int cn_record_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
     return record_done(fs, apply_extent(fs, id, fpage, *phys, 1, size));
 }
 
+/* The id of the first orphan, or CAIRN_ERR_NOENT when there is none. Out of
+ * line: the lookup's locals are gone before cn_finish_orphans settles. */
+CN_NOINLINE static int next_orphan(cairn *fs)
+{
+    struct cn_hit h;
+    int err;
+    h.key = cn_key(0, CN_K_ORPHAN, 0);
+    h.val = NULL;
+    h.cap = 0;
+    err = cn_tree_seek(fs, &h, 0);
+    if (err)
+        return err;
+    if (cn_key_id(h.key) != 0 || cn_key_kind(h.key) != CN_K_ORPHAN)
+        return CAIRN_ERR_NOENT;
+    return (int)cn_key_sub(h.key);
+}
+
 /* Free the space of orphaned objects, at most `budget` trim records. */
 int cn_finish_orphans(cairn *fs, uint32_t budget)
 {
     while (budget-- > 0) {
         uint8_t p[4];
-        struct cn_hit h;
-        int err;
-        h.key = cn_key(0, CN_K_ORPHAN, 0);
-        h.val = NULL;
-        h.cap = 0;
-        err = cn_tree_seek(fs, &h, 0);
-        if (err == CAIRN_ERR_NOENT || (err == 0 && (cn_key_id(h.key) != 0 ||
-                                                    cn_key_kind(h.key) != CN_K_ORPHAN)))
+        int err = next_orphan(fs);
+        if (err == CAIRN_ERR_NOENT)
             return 0;
-        if (err)
+        if (err < 0)
             return err;
-        cn_put32(p, cn_key_sub(h.key));
+        cn_put32(p, (uint32_t)err);
         err = cn_settle(fs, 0);
         if (!err)
             err = cn_record(fs, CN_R_TRIM, p, 4);

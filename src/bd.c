@@ -163,15 +163,23 @@ int cairn_bd_write(struct cairn_bd *bd, uint32_t sector, const void *buf, uint32
 
 /* Trim's partial pages: bytes [a, b) of one page become zeros. A page that is
  * a hole (not mapped, not buffered) reads as zeros already. */
+/* 0 when file page `page` is mapped, or an error (CAIRN_ERR_NOENT: a hole).
+ * Out of line: the lookup's locals stay out of zero_part's frame. */
+CN_NOINLINE static int page_mapped(cairn *fs, uint32_t id, uint32_t page)
+{
+    struct cn_ext e;
+    return cn_extent_lookup(fs, id, page, &e);
+}
+
 CN_NOINLINE static int zero_part(struct cairn_bd *bd, struct cn_file *f, uint32_t a, uint32_t b)
 {
     cairn *fs = bd->fs;
-    uint32_t page = a / fs->page_size, s, p, n;
+    uint32_t page = a / fs->page_size;
     int err;
     if (a >= b)
         return 0;
     if (f->buf_page != page) {
-        err = cn_extent_lookup(fs, f->id, page, &s, &p, &n);
+        err = page_mapped(fs, f->id, page);
         if (err)
             return err == CAIRN_ERR_NOENT ? 0 : err;
     }
@@ -182,26 +190,15 @@ CN_NOINLINE static int zero_part(struct cairn_bd *bd, struct cn_file *f, uint32_
 CN_NOINLINE static int next_mapped(cairn *fs, uint32_t id, uint32_t from, uint32_t to,
                                    uint32_t *a, uint32_t *b)
 {
-    uint32_t s, p, n;
-    uint8_t v[8];
-    struct cn_hit h;
-    int err = cn_extent_lookup(fs, id, from, &s, &p, &n);
-    if (err == CAIRN_ERR_NOENT) { /* from is in a hole: the next extent after it */
-        h.key = cn_key(id, CN_K_EXTENT, from);
-        h.val = v;
-        h.cap = sizeof v;
-        err = cn_tree_seek(fs, &h, 0);
-        if (err)
-            return err;
-        if (cn_key_id(h.key) != id || cn_key_kind(h.key) != CN_K_EXTENT)
-            return CAIRN_ERR_NOENT;
-        if (h.len != 8)
-            return CAIRN_ERR_CORRUPT;
-        s = cn_key_sub(h.key);
-        n = cn_get32(v + 4);
-    }
+    struct cn_ext e;
+    uint32_t s, n;
+    int err = cn_extent_lookup(fs, id, from, &e);
+    if (err == CAIRN_ERR_NOENT) /* from is in a hole: the next extent after it */
+        err = cn_extent_find(fs, id, from, 0, &e);
     if (err)
         return err;
+    s = e.start;
+    n = e.count;
     if (s >= to)
         return CAIRN_ERR_NOENT;
     *a = s > from ? s : from;

@@ -28,15 +28,14 @@ CN_NOINLINE static int node_check(const uint8_t *node, uint32_t size)
     return crc == cn_get32(node + 12) ? 0 : CAIRN_ERR_CORRUPT;
 }
 
-static int find_victim(cairn *fs, uint32_t *out)
+/* A slot to reuse (>= 0), or an error. */
+static int find_victim(cairn *fs)
 {
     uint32_t i, best = CN_NONE;
     for (i = 0; i < fs->nslots; i++) {
         struct cn_slot *s = &fs->slots[i];
-        if (!s->used) {
-            *out = i;
-            return 0;
-        }
+        if (!s->used)
+            return (int)i;
         if (!s->dirty && !s->pins && (best == CN_NONE || s->lru < fs->slots[best].lru))
             best = i;
     }
@@ -44,8 +43,7 @@ static int find_victim(cairn *fs, uint32_t *out)
         return CAIRN_ERR_NOSPC; /* cache too small for the tree: a config error */
     if (fs->ra_pages && best == fs->ra_slot)
         fs->ra_pages = 0;
-    *out = best;
-    return 0;
+    return (int)best;
 }
 
 /* Read-ahead: a sequential reader of small pieces gets the next pages of
@@ -65,9 +63,10 @@ int cn_ra_fill(cairn *fs, uint32_t phys, uint32_t pages)
     int err;
     if (cn_cache_evictable(fs) <= fs->height + 4u)
         return CAIRN_ERR_NOSPC; /* the tree needs the slots more */
-    err = fs->ra_pages ? (slot = fs->ra_slot, 0) : find_victim(fs, &slot);
-    if (err)
+    err = fs->ra_pages ? (int)fs->ra_slot : find_victim(fs);
+    if (err < 0)
         return err;
+    slot = (uint32_t)err;
     fs->ra_pages = 0;
     fs->slots[slot].used = 0;
     err = cn_dev_read(fs, phys, 0, cn_slot_data(fs, slot), pages * fs->page_size);
@@ -122,9 +121,10 @@ int cn_cache_get(cairn *fs, uint32_t ref)
         ref % fs->seg_pages + fs->node_pages > fs->seg_pages ||
         cn_seg_of(fs, ref) < fs->seg_base)
         return CAIRN_ERR_CORRUPT;
-    err = find_victim(fs, &slot);
-    if (err)
+    err = find_victim(fs);
+    if (err < 0)
         return err;
+    slot = (uint32_t)err;
     fs->slots[slot].used = 0;
     err = cn_dev_read(fs, ref, 0, cn_slot_data(fs, slot), fs->node_size);
     if (!err)
@@ -141,12 +141,12 @@ int cn_cache_get(cairn *fs, uint32_t ref)
     return (int)slot;
 }
 
-int cn_cache_new(cairn *fs, uint32_t *slot_out)
+int cn_cache_new(cairn *fs)
 {
-    uint32_t slot;
-    int err = find_victim(fs, &slot);
-    if (err)
-        return err;
+    int got = find_victim(fs);
+    uint32_t slot = (uint32_t)got;
+    if (got < 0)
+        return got;
     fs->slots[slot].used = 1;
     fs->slots[slot].dirty = 1;
     fs->slots[slot].sane = 1;
@@ -154,8 +154,7 @@ int cn_cache_new(cairn *fs, uint32_t *slot_out)
     fs->slots[slot].addr = CN_NONE;
     fs->slots[slot].lru = ++fs->lru_clock;
     fs->dirty_nodes++;
-    *slot_out = slot;
-    return 0;
+    return got;
 }
 
 /* Turn a clean cached node into a dirty private copy: its flash copy is
@@ -207,7 +206,7 @@ static void patch_parent(cairn *fs, uint32_t child, uint32_t level, uint32_t add
     }
 }
 
-static int write_node(cairn *fs, uint32_t slot)
+CN_NOINLINE static int write_node(cairn *fs, uint32_t slot)
 {
     uint8_t *n = cn_slot_data(fs, slot);
     uint32_t page, got, used = cn_get16(n + 6), crc, tries = 0;

@@ -78,8 +78,15 @@ static inline void cn_put32(uint8_t *p, uint32_t v)
 }
 static inline void cn_put64(uint8_t *p, uint64_t v)
 {
-    cn_put32(p, (uint32_t)v);
-    cn_put32(p + 4, (uint32_t)(v >> 32));
+    uint32_t lo = (uint32_t)v, hi = (uint32_t)(v >> 32);
+    p[0] = (uint8_t)lo; /* no calls: a leaf with no frame where it is not inlined */
+    p[1] = (uint8_t)(lo >> 8);
+    p[2] = (uint8_t)(lo >> 16);
+    p[3] = (uint8_t)(lo >> 24);
+    p[4] = (uint8_t)hi;
+    p[5] = (uint8_t)(hi >> 8);
+    p[6] = (uint8_t)(hi >> 16);
+    p[7] = (uint8_t)(hi >> 24);
 }
 
 uint32_t cn_crc32(uint32_t crc, const void *data, uint32_t len);
@@ -243,6 +250,7 @@ struct cairn {
     uint32_t reserved;  /* pages promised by cairn_fallocate to open files */
     uint32_t call_erases; /* erases issued since the current call began */
     uint32_t call_moved;  /* pages GC moved in bounded steps during this call */
+    uint32_t call_hard;   /* victims the hard path emptied during this call */
     uint8_t data_heads;
     uint8_t ckpt_copies; /* 2 on NAND: a checkpoint survives one unreadable copy */
     uint16_t wear_spread;
@@ -268,7 +276,7 @@ static inline uint32_t cn_seg_of(const cairn *fs, uint32_t page) { return page /
 /* cache.c */
 /* Slot holding node `ref` (a page, or CN_DIRTY_REF | slot), or an error (< 0). */
 int cn_cache_get(cairn *fs, uint32_t ref);
-int cn_cache_new(cairn *fs, uint32_t *slot_out);
+int cn_cache_new(cairn *fs); /* a new dirty slot (>= 0), or an error */
 uint8_t *cn_slot_data(cairn *fs, uint32_t slot);
 void cn_cache_cow(cairn *fs, uint32_t slot);
 void cn_cache_drop(cairn *fs, uint32_t slot);
@@ -433,8 +441,15 @@ void cn_files_forget_extents(cairn *fs, uint32_t id);
 void cn_files_forget_tails(cairn *fs, uint32_t seg);
 int cn_write_data(cairn *fs, uint32_t phys, uint32_t id, uint32_t fpage, const uint8_t *data,
                   uint32_t pages);
-int cn_extent_lookup(cairn *fs, uint32_t id, uint32_t fpage, uint32_t *start,
-                     uint32_t *phys, uint32_t *count);
+/* An extent of a file: pages [start, +count) at phys. */
+struct cn_ext {
+    uint32_t start, phys, count;
+};
+/* The extent of id with the greatest start <= fpage (le 1) or the least start
+ * >= fpage (le 0); CAIRN_ERR_NOENT when there is none. */
+int cn_extent_find(cairn *fs, uint32_t id, uint32_t fpage, int le, struct cn_ext *e);
+/* The extent holding file page fpage; CAIRN_ERR_NOENT in a hole. */
+int cn_extent_lookup(cairn *fs, uint32_t id, uint32_t fpage, struct cn_ext *e);
 int cn_inode_sub(cairn *fs, uint32_t id, uint32_t *sub);
 
 /* ring.c: ring files. file.c and check.c call these hooks; with the ring

@@ -106,10 +106,10 @@ void cn_files_forget_tails(cairn *fs, uint32_t seg)
  * pages up to the next extent, at least 1). */
 static int map_page(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t *phys, uint32_t *run)
 {
-    uint32_t s, p, n;
+    struct cn_ext e;
     int err;
     if (!(f->ext_count && fpage >= f->ext_start && fpage < f->ext_start + f->ext_count)) {
-        err = cn_extent_lookup(fs, f->id, fpage, &s, &p, &n);
+        err = cn_extent_lookup(fs, f->id, fpage, &e);
         if (err == CAIRN_ERR_NOENT) {
             *phys = CN_NONE;
             *run = 1;
@@ -117,9 +117,9 @@ static int map_page(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t *phys
         }
         if (err)
             return err;
-        f->ext_start = s;
-        f->ext_phys = p;
-        f->ext_count = n;
+        f->ext_start = e.start;
+        f->ext_phys = e.phys;
+        f->ext_count = e.count;
     }
     *phys = f->ext_phys + (fpage - f->ext_start);
     *run = f->ext_start + f->ext_count - fpage;
@@ -740,17 +740,14 @@ static int check_flags(int flags)
     return 0;
 }
 
-int cairn_open(cairn *fs, const char *path, int flags)
+/* cairn_open's lookup, and the creation O_CREAT asks for: the object's id.
+ * Out of line: its locals are gone before O_TRUNC's deep chain runs. */
+CN_NOINLINE static int open_lookup(cairn *fs, const char *path, int flags, uint32_t *id_out)
 {
     uint32_t id, parent, sub, len;
     uint8_t type;
     const char *name;
-    int err = check_flags(flags);
-    if (!err)
-        err = cn_fs_ready(fs, (flags & (CAIRN_O_WRONLY | CAIRN_O_CREAT | CAIRN_O_TRUNC)) != 0);
-    if (err)
-        return err;
-    err = cn_lookup(fs, path, &id, &type, &parent, &sub, &name, &len);
+    int err = cn_lookup(fs, path, &id, &type, &parent, &sub, &name, &len);
     if (err == 0) {
         if ((flags & CAIRN_O_CREAT) && (flags & CAIRN_O_EXCL))
             return CAIRN_ERR_EXIST;
@@ -766,6 +763,21 @@ int cairn_open(cairn *fs, const char *path, int flags)
     } else {
         return err;
     }
+    *id_out = id;
+    return 0;
+}
+
+int cairn_open(cairn *fs, const char *path, int flags)
+{
+    uint32_t id;
+    int err = check_flags(flags);
+    if (!err)
+        err = cn_fs_ready(fs, (flags & (CAIRN_O_WRONLY | CAIRN_O_CREAT | CAIRN_O_TRUNC)) != 0);
+    if (err)
+        return err;
+    err = open_lookup(fs, path, flags, &id);
+    if (err)
+        return err;
     return open_truncate(fs, open_object(fs, id, flags), flags);
 }
 

@@ -198,6 +198,7 @@ int cn_fs_ready(cairn *fs, int write)
     if (write) {
         fs->call_erases = 0;
         fs->call_moved = 0;
+        fs->call_hard = 0;
     }
     return 0;
 }

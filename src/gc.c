@@ -291,6 +291,7 @@ int cn_gc_collect(cairn *fs)
 {
     uint32_t rounds = 0, moved, victims = 0;
     uint32_t before = cn_free_segs(fs);
+    fs->call_hard++;
     do {
         if (fs->gc.phase == CN_GC_IDLE && ++victims > 4u)
             return CAIRN_ERR_NOSPC;

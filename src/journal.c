@@ -148,7 +148,36 @@ static int switch_segment(cairn *fs)
     return 0;
 }
 
-int cn_log_append(cairn *fs, uint8_t type, const uint8_t *payload, uint32_t len)
+/* A program into the journal failed and flagged its segment worn. The
+ * journal moves to a fresh segment behind a checkpoint of everything applied
+ * so far: the records of the failed page are in the tree, so nothing
+ * acknowledged is lost; GC empties the worn segment and retires it. */
+static int log_worn(const cairn *fs, uint32_t seg)
+{
+    return (fs->segs[seg].flags & CN_SF_FAILING) || (fs->segs[fs->log.seg].flags & CN_SF_FAILING);
+}
+
+CN_NOINLINE static int move_log(cairn *fs)
+{
+    uint32_t s;
+    int err = cn_cache_flush(fs);
+    if (!err) /* the checkpoint right after gives the worn segment back */
+        err = cn_seg_alloc(fs, CN_RECOVERY_SEGS - 1u, 0, &s);
+    if (err)
+        return err;
+    fs->segs[s].state = CN_SEG_LOG;
+    fs->segs[s].stamp = ++fs->seg_clock;
+    fs->log.seg = s;
+    fs->log.off = 0;
+    fs->log.flushed = 0;
+    fs->log.since = 0;
+    fs->log.last_ext = CN_NONE;
+    memset(fs->log.page, 0xFF, fs->page_size);
+    cn_seg_release_dead(fs);
+    return cn_ckpt_write(fs, 0);
+}
+
+static int append_once(cairn *fs, uint8_t type, const uint8_t *payload, uint32_t len)
 {
     uint32_t size = CN_REC_HDR + len;
     int err;
@@ -166,6 +195,18 @@ int cn_log_append(cairn *fs, uint8_t type, const uint8_t *payload, uint32_t len)
     }
     fs->log.last_ext = type == CN_R_EXTENT ? fs->log.off : CN_NONE;
     return write_record(fs, type, payload, len);
+}
+
+int cn_log_append(cairn *fs, uint8_t type, const uint8_t *payload, uint32_t len)
+{
+    uint32_t seg = fs->log.seg;
+    int err = append_once(fs, type, payload, len);
+    if (err == CAIRN_ERR_IO && log_worn(fs, seg)) {
+        err = move_log(fs);
+        if (!err)
+            err = append_once(fs, type, payload, len);
+    }
+    return err;
 }
 
 /* Grow the newest record in place when it is an extent the new pages
@@ -209,6 +250,8 @@ int cn_log_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
     *phys = log_page(fs);
     cn_make_tag(tag, CN_TAG_LOG, id, fpage, fs->log.seq, size, data, fs->page_size);
     err = cn_dev_prog(fs, *phys, 0, data, fs->page_size, tag, CN_TAG_LEN);
+    if (err == CAIRN_ERR_IO && log_worn(fs, fs->log.seg))
+        return move_log(fs) ? err : 1; /* the page goes the ordinary way */
     if (err)
         return err;
     fs->log.seq++;
@@ -223,10 +266,13 @@ int cn_log_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
 int cn_log_flush(cairn *fs)
 {
     int err;
+    uint32_t seg = fs->log.seg;
     if (fs->log.flushed >= fs->log.off)
         return 0;
     err = paged(fs) ? pad_page(fs) : program_current(fs);
     fs->log.last_ext = CN_NONE;
+    if (err == CAIRN_ERR_IO && log_worn(fs, seg))
+        err = move_log(fs); /* the checkpoint makes the records durable */
     return err;
 }
 

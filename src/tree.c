@@ -166,12 +166,11 @@ CN_NOINLINE static uint32_t step_down(cairn *fs, struct path *p, uint64_t key)
 }
 
 /* Descend from level p->n (whose parent's slot and idx are set when p->n > 0)
- * to the leaf, taking child `pick` at each level: 0 = by key, 1 = first,
+ * to the leaf, taking child p->pick at each level: 0 = by key, 1 = first,
  * 2 = last. On an error the whole path is unpinned. */
-static int descend_from(cairn *fs, struct path *p, uint64_t key, int pick)
+static int descend_from(cairn *fs, struct path *p, uint64_t key)
 {
     uint32_t ref = fs->root;
-    p->pick = (uint8_t)pick;
     if (p->n > 0)
         ref = cn_get32(ient(cn_slot_data(fs, p->slot[p->n - 1]), p->idx[p->n - 1]) + 8);
     while (p->n < fs->height) {
@@ -187,7 +186,7 @@ static int descend_from(cairn *fs, struct path *p, uint64_t key, int pick)
 
 /* Pin the path from the root to the leaf where key belongs (nothing stays
  * pinned on an error). A macro, not a call: it sits on every lookup's chain. */
-#define descend(fs, p, key) ((p)->n = 0, descend_from((fs), (p), (key), 0))
+#define descend(fs, p, key) ((p)->n = 0, (p)->pick = 0, descend_from((fs), (p), (key)))
 
 static void release_below(cairn *fs, struct path *p, uint32_t lv)
 {
@@ -199,8 +198,8 @@ static void release_below(cairn *fs, struct path *p, uint32_t lv)
 }
 
 /* Move the path towards the next (dir 1) or previous (dir -1) leaf: returns
- * the level to descend from (descend_from with pick 1 or 2), or 0 when there
- * is no such leaf. The caller descends, so this frame is off the read chain. */
+ * the level to descend from (p->pick is set for it), or 0 when there is no
+ * such leaf. The caller descends, so this frame is off the read chain. */
 static uint32_t step_leaf(cairn *fs, struct path *p, int dir)
 {
     uint32_t lv = fs->height - 1;
@@ -209,11 +208,22 @@ static uint32_t step_leaf(cairn *fs, struct path *p, int dir)
         if (dir > 0 ? (uint32_t)p->idx[lv - 1] + 1u < n_count(n) : p->idx[lv - 1] > 0) {
             p->idx[lv - 1] = dir > 0 ? p->idx[lv - 1] + 1 : p->idx[lv - 1] - 1;
             release_below(fs, p, lv);
+            p->pick = dir > 0 ? 1 : 2;
             return lv;
         }
         lv--;
     }
     return 0;
+}
+
+/* The leaf entry the path points at when its key is `key`, else NULL. */
+static uint8_t *leaf_at(cairn *fs, const struct path *p, uint64_t key)
+{
+    uint32_t leaf = p->n - 1u;
+    uint8_t *n = cn_slot_data(fs, p->slot[leaf]);
+    if (p->idx[leaf] < n_count(n) && cn_get64(n + HDR + p->off) == key)
+        return n + HDR + p->off;
+    return NULL;
 }
 
 static void copy_out(const uint8_t *e, uint64_t *found, void *val, uint32_t vcap, uint32_t *vlen)
@@ -230,57 +240,62 @@ static void copy_out(const uint8_t *e, uint64_t *found, void *val, uint32_t vcap
 int cn_tree_get(cairn *fs, uint64_t key, void *val, uint32_t vcap, uint32_t *vlen)
 {
     struct path p;
-    uint8_t *n;
+    const uint8_t *e;
     int err = descend(fs, &p, key);
     if (err)
         return err;
-    n = cn_slot_data(fs, p.slot[p.n - 1]);
-    if (p.idx[p.n - 1] < n_count(n) && cn_get64(n + HDR + p.off) == key) {
-        copy_out(n + HDR + p.off, NULL, val, vcap, vlen);
-        err = 0;
-    } else {
+    e = leaf_at(fs, &p, key);
+    if (e)
+        copy_out(e, NULL, val, vcap, vlen);
+    else
         err = CAIRN_ERR_NOENT;
-    }
     unpin(fs, &p);
     return err;
+}
+
+/* cn_tree_seek on the leaf it descended to: move to the entry before (le)
+ * when key is not there. Returns the direction of the leaf to go on in
+ * (-1, 1), or 0 when the entry is in this leaf (or there is none). */
+CN_NOINLINE static int seek_in_leaf(cairn *fs, struct path *p, uint64_t key, int le)
+{
+    uint32_t leaf = p->n - 1u;
+    uint8_t *n = cn_slot_data(fs, p->slot[leaf]);
+    if (le && !leaf_at(fs, p, key)) {
+        uint32_t i, o = 0;
+        if (p->idx[leaf] == 0)
+            return -1;
+        for (i = 0; i + 1 < p->idx[leaf]; i++) /* the entry before idx */
+            o += ent_size(n + HDR + o);
+        p->idx[leaf]--;
+        p->off = (uint16_t)o;
+    } else if (!le && p->idx[leaf] >= n_count(n)) {
+        return 1;
+    }
+    return 0;
+}
+
+/* The entry the path points at into h; CAIRN_ERR_NOENT past the leaf's end. */
+CN_NOINLINE static int hit_out(cairn *fs, const struct path *p, struct cn_hit *h)
+{
+    uint32_t leaf = p->n - 1u;
+    uint8_t *n = cn_slot_data(fs, p->slot[leaf]);
+    if (p->idx[leaf] >= n_count(n))
+        return CAIRN_ERR_NOENT;
+    copy_out(n + HDR + p->off, &h->key, h->val, h->cap, &h->len);
+    return 0;
 }
 
 int cn_tree_seek(cairn *fs, struct cn_hit *h, int le)
 {
     struct path p;
-    uint32_t leaf;
-    uint8_t *n;
-    int err = descend(fs, &p, h->key), dir = 0;
+    int err = descend(fs, &p, h->key), dir;
     if (err)
         return err;
-    leaf = p.n - 1;
-    n = cn_slot_data(fs, p.slot[leaf]);
-    if (le && !(p.idx[leaf] < n_count(n) && cn_get64(n + HDR + p.off) == h->key)) {
-        if (p.idx[leaf] == 0) {
-            dir = -1;
-        } else { /* the entry before idx */
-            uint32_t i, o = 0;
-            for (i = 0; i + 1 < p.idx[leaf]; i++)
-                o += ent_size(n + HDR + o);
-            p.idx[leaf]--;
-            p.off = (uint16_t)o;
-        }
-    } else if (!le && p.idx[leaf] >= n_count(n)) {
-        dir = 1;
-    }
-    if (dir != 0) {
-        uint32_t from = step_leaf(fs, &p, dir);
-        err = from ? descend_from(fs, &p, 0, dir > 0 ? 1 : 2) : 1;
-    }
-    if (err == 0) {
-        n = cn_slot_data(fs, p.slot[leaf]);
-        if (p.idx[leaf] < n_count(n))
-            copy_out(n + HDR + p.off, &h->key, h->val, h->cap, &h->len);
-        else
-            err = CAIRN_ERR_NOENT;
-    } else if (err == 1) {
-        err = CAIRN_ERR_NOENT;
-    }
+    dir = seek_in_leaf(fs, &p, h->key, le);
+    if (dir != 0)
+        err = step_leaf(fs, &p, dir) ? descend_from(fs, &p, 0) : CAIRN_ERR_NOENT;
+    if (err == 0)
+        err = hit_out(fs, &p, h);
     unpin(fs, &p);
     return err;
 }
@@ -328,7 +343,7 @@ int cn_tree_scan_leaf(cairn *fs, uint64_t key, cn_match_fn match, void *arg,
 
 /* Copy-on-write the path top-down so every node on it is a dirty slot that
  * its parent references. */
-static void make_dirty(cairn *fs, struct path *p, uint32_t levels)
+CN_NOINLINE static void make_dirty(cairn *fs, struct path *p, uint32_t levels)
 {
     uint32_t lv;
     for (lv = 0; lv < levels; lv++) {
@@ -375,7 +390,7 @@ static void put_entry(uint8_t *dst, uint64_t key, const struct cn_val *v)
         memcpy(dst + 10 + v->alen, v->b, v->blen);
 }
 
-static void leaf_insert_at(uint8_t *n, uint32_t off, uint64_t key, const struct cn_val *v)
+CN_NOINLINE static void leaf_insert_at(uint8_t *n, uint32_t off, uint64_t key, const struct cn_val *v)
 {
     uint32_t used = n_used(n), need = 10u + v->alen + v->blen;
     memmove(n + HDR + off + need, n + HDR + off, used - off);
@@ -384,7 +399,9 @@ static void leaf_insert_at(uint8_t *n, uint32_t off, uint64_t key, const struct 
 }
 
 /* Split a full leaf while inserting; returns the new right node's slot and
- * its first key. The split point balances bytes so both halves fit. */
+ * its first key. The split point balances bytes so both halves fit. Returns
+ * 1 when the new entry belongs in the left half: the caller inserts it there
+ * (leaf_insert_at at p->off), which keeps that call off this frame. */
 CN_NOINLINE static int leaf_split(cairn *fs, struct path *p, uint64_t key, const struct cn_val *v,
                       uint32_t *right, uint64_t *sep)
 {
@@ -405,9 +422,10 @@ CN_NOINLINE static int leaf_split(cairn *fs, struct path *p, uint64_t key, const
     if (best == 0)
         return CAIRN_ERR_CORRUPT; /* cannot happen with entries <= cap / 2 */
     s = best;
-    err = cn_cache_new(fs, right);
-    if (err)
+    err = cn_cache_new(fs);
+    if (err < 0)
         return err;
+    *right = (uint32_t)err;
     node_init(fs, *right, 0);
     r = cn_slot_data(fs, *right);
     /* right gets combined entries [s, total) */
@@ -431,11 +449,9 @@ CN_NOINLINE static int leaf_split(cairn *fs, struct path *p, uint64_t key, const
         for (i = 0; i < keep; i++)
             o += ent_size(n + HDR + o);
         n_set(n, keep, o);
-        if (pos < s)
-            leaf_insert_at(n, p->off, key, v);
     }
     *sep = cn_get64(r + HDR);
-    return 0;
+    return pos < s; /* 1: the caller inserts into the left half, at p->off */
 }
 
 /* Insert (key, child) at index i of the internal node at level lv, splitting
@@ -448,9 +464,10 @@ CN_NOINLINE static int internal_insert(cairn *fs, struct path *p, uint32_t lv, u
         int err;
         if (lv == CN_NONE) { /* new root above the old one */
             uint32_t nr, old = fs->root;
-            err = cn_cache_new(fs, &nr);
-            if (err)
+            err = cn_cache_new(fs);
+            if (err < 0)
                 return err;
+            nr = (uint32_t)err;
             node_init(fs, nr, fs->height);
             n = cn_slot_data(fs, nr);
             cn_put64(ient(n, 0), 0);
@@ -476,9 +493,10 @@ CN_NOINLINE static int internal_insert(cairn *fs, struct path *p, uint32_t lv, u
         /* split: combined entries, right half to a new node */
         total = count + 1;
         s = total / 2;
-        err = cn_cache_new(fs, &r);
-        if (err)
+        err = cn_cache_new(fs);
+        if (err < 0)
             return err;
+        r = (uint32_t)err;
         node_init(fs, r, fs->slots[slot].level);
         rn = cn_slot_data(fs, r);
         {
@@ -518,41 +536,51 @@ int cn_tree_put(cairn *fs, uint64_t key, const void *val, uint32_t vlen)
     return cn_tree_put2(fs, key, &v);
 }
 
-int cn_tree_put2(cairn *fs, uint64_t key, const struct cn_val *v)
+/* cn_tree_put2 on the leaf where key belongs (path pinned): replace or insert,
+ * splitting upward when the leaf is full. */
+CN_NOINLINE static int put_in_leaf(cairn *fs, struct path *p, uint64_t key,
+                                   const struct cn_val *v)
 {
-    struct path p;
-    uint32_t leaf, right, vlen = v->alen + v->blen;
+    uint32_t leaf = p->n - 1u, right;
     uint8_t *n;
     uint64_t sep;
     int err;
-    if (vlen + 10u > cap(fs) / 2)
+    make_dirty(fs, p, p->n);
+    n = cn_slot_data(fs, p->slot[leaf]);
+    if (leaf_at(fs, p, key)) {
+        uint32_t old = ent_size(n + HDR + p->off), used = n_used(n);
+        memmove(n + HDR + p->off, n + HDR + p->off + old, used - p->off - old);
+        n_set(n, n_count(n) - 1, used - old);
+    }
+    if (n_used(n) + 10u + v->alen + v->blen <= cap(fs)) {
+        leaf_insert_at(n, p->off, key, v);
+        return 0;
+    }
+    if (fs->height >= CN_MAX_HEIGHT)
+        return CAIRN_ERR_NOSPC;
+    err = leaf_split(fs, p, key, v, &right, &sep);
+    if (err == 1) {
+        leaf_insert_at(n, p->off, key, v);
+        err = 0;
+    }
+    if (!err)
+        err = internal_insert(fs, p, leaf == 0 ? CN_NONE : leaf - 1, sep,
+                              CN_DIRTY_REF | right);
+    return err;
+}
+
+int cn_tree_put2(cairn *fs, uint64_t key, const struct cn_val *v)
+{
+    struct path p;
+    int err;
+    if (v->alen + v->blen + 10u > cap(fs) / 2)
         return CAIRN_ERR_INVAL;
     err = ensure_room(fs);
     if (!err)
         err = descend(fs, &p, key);
     if (err)
         return err;
-    leaf = p.n - 1;
-    make_dirty(fs, &p, p.n);
-    n = cn_slot_data(fs, p.slot[leaf]);
-    if (p.idx[leaf] < n_count(n) && cn_get64(n + HDR + p.off) == key) {
-        uint32_t old = ent_size(n + HDR + p.off), used = n_used(n);
-        memmove(n + HDR + p.off, n + HDR + p.off + old, used - p.off - old);
-        n_set(n, n_count(n) - 1, used - old);
-    }
-    if (n_used(n) + 10u + vlen <= cap(fs)) {
-        leaf_insert_at(n, p.off, key, v);
-        unpin(fs, &p);
-        return 0;
-    }
-    if (fs->height >= CN_MAX_HEIGHT) {
-        unpin(fs, &p);
-        return CAIRN_ERR_NOSPC;
-    }
-    err = leaf_split(fs, &p, key, v, &right, &sep);
-    if (!err)
-        err = internal_insert(fs, &p, leaf == 0 ? CN_NONE : leaf - 1, sep,
-                              CN_DIRTY_REF | right);
+    err = put_in_leaf(fs, &p, key, v);
     unpin(fs, &p);
     return err;
 }
@@ -591,42 +619,50 @@ CN_NOINLINE static void internal_remove(cairn *fs, struct path *p, uint32_t lv)
     }
 }
 
-int cn_tree_del(cairn *fs, uint64_t key)
+/* cn_tree_del on the leaf where key belongs (path pinned). */
+CN_NOINLINE static int del_in_leaf(cairn *fs, struct path *p, uint64_t key)
 {
-    struct path p;
-    uint32_t leaf, sz, used;
-    uint8_t *n;
-    int err = ensure_room(fs);
-    if (!err)
-        err = descend(fs, &p, key);
-    if (err)
-        return err;
-    leaf = p.n - 1;
-    n = cn_slot_data(fs, p.slot[leaf]);
-    if (!(p.idx[leaf] < n_count(n) && cn_get64(n + HDR + p.off) == key)) {
-        unpin(fs, &p);
+    uint32_t leaf = p->n - 1u, sz, used;
+    uint8_t *n = cn_slot_data(fs, p->slot[leaf]);
+    if (!leaf_at(fs, p, key))
         return CAIRN_ERR_NOENT;
-    }
-    make_dirty(fs, &p, p.n);
-    sz = ent_size(n + HDR + p.off);
+    make_dirty(fs, p, p->n);
+    sz = ent_size(n + HDR + p->off);
     used = n_used(n);
-    memmove(n + HDR + p.off, n + HDR + p.off + sz, used - p.off - sz);
+    memmove(n + HDR + p->off, n + HDR + p->off + sz, used - p->off - sz);
     n_set(n, n_count(n) - 1, used - sz);
     if (n_count(n) == 0 && leaf > 0) {
-        fs->slots[p.slot[leaf]].pins = 0;
-        cn_cache_drop(fs, p.slot[leaf]);
-        p.slot[leaf] = NO_SLOT;
-        internal_remove(fs, &p, leaf - 1);
+        fs->slots[p->slot[leaf]].pins = 0;
+        cn_cache_drop(fs, p->slot[leaf]);
+        p->slot[leaf] = NO_SLOT;
+        internal_remove(fs, p, leaf - 1);
     }
-    unpin(fs, &p);
     return 0;
+}
+
+/* cn_tree_del once the cache has room (see put_here). */
+CN_NOINLINE static int del_here(cairn *fs, uint64_t key)
+{
+    struct path p;
+    int err = descend(fs, &p, key);
+    if (err)
+        return err;
+    err = del_in_leaf(fs, &p, key);
+    unpin(fs, &p);
+    return err;
+}
+
+int cn_tree_del(cairn *fs, uint64_t key)
+{
+    int err = ensure_room(fs);
+    return err ? err : del_here(fs, key);
 }
 
 int cn_tree_init_empty(cairn *fs)
 {
-    uint32_t slot;
-    int err = cn_cache_new(fs, &slot);
-    if (err)
+    int err = cn_cache_new(fs);
+    uint32_t slot = (uint32_t)err;
+    if (err < 0)
         return err;
     node_init(fs, slot, 0);
     fs->root = CN_DIRTY_REF | slot;
