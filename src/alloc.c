@@ -141,6 +141,16 @@ static unsigned data_head_of(cairn *fs, uint32_t id)
     return CN_H_DATA + pick;
 }
 
+/* Is page `phys` outside the segment file `id`'s own data head fills? */
+int cn_off_own_head(const cairn *fs, uint32_t id, uint32_t phys)
+{
+    uint32_t i;
+    for (i = 0; i < fs->data_heads; i++)
+        if (fs->head_owner[i] == id)
+            return fs->head[CN_H_DATA + i].seg != cn_seg_of(fs, phys);
+    return 0;
+}
+
 /* A closed file gives its head back (the head's segment stays open for the
  * next writer) and its unused reservation. */
 void cn_heads_forget_file(cairn *fs, struct cn_file *f)
@@ -159,15 +169,19 @@ static uint32_t reserved_segs(const cairn *fs)
     return (fs->reserved + fs->seg_pages - 1) / fs->seg_pages;
 }
 
-/* Pages for user data (garbage was collected, if needed, by cn_settle). */
-int cn_data_pages(cairn *fs, struct cn_file *f, uint32_t want, uint32_t *page_out,
-                  uint32_t *got)
+/* Pages for user data (garbage was collected, if needed, by cn_settle).
+ * Short-lived pages (a partial tail page, which the next write copies again;
+ * pages rewritten below the file's end, like an index at its head) go with
+ * the tree nodes, so a file's own head holds one unbroken run of its stream
+ * per segment and no extra segment is kept open for them. */
+int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t want,
+                  uint32_t *page_out, uint32_t *got)
 {
     unsigned h;
     int err = cn_begin_write(fs);
     if (err)
         return err;
-    h = data_head_of(fs, f->id);
+    h = short_lived && fs->data_heads > 1 ? CN_H_META : data_head_of(fs, f->id);
     if (f->reserved == 0 && need_segment(fs, h, want, 0) &&
         cn_free_segs(fs) <= CN_RESERVE_SEGS + reserved_segs(fs))
         return CAIRN_ERR_NOSPC; /* the free segments are promised to others */

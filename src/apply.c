@@ -105,7 +105,7 @@ static int put_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uin
     v.alen = 8;
     v.b = NULL;
     v.blen = 0;
-    return cn_tree_put2(fs, cn_key(id, CN_K_EXTENT, fpage), &v);
+    return cn_tree_put2(fs, &v, cn_key(id, CN_K_EXTENT, fpage));
 }
 
 /* The extent of `id` with the greatest start <= fpage (le) or the least start
@@ -349,7 +349,7 @@ static int put_dirent(cairn *fs, uint32_t parent, uint32_t sub, uint32_t id, uin
     v.alen = 6;
     v.b = name;
     v.blen = nlen;
-    return cn_tree_put2(fs, cn_key(parent, CN_K_DIRENT, sub), &v);
+    return cn_tree_put2(fs, &v, cn_key(parent, CN_K_DIRENT, sub));
 }
 
 CN_NOINLINE static int apply_create(cairn *fs, const uint8_t *p, uint32_t len)

@@ -189,6 +189,7 @@ struct cn_file {
     /* cursor: the extent that served the last lookup */
     uint32_t ext_start, ext_phys, ext_count;
     uint32_t next_load; /* file page a sequential reader loads next */
+    uint8_t closing;    /* the last handle is closing: the tail page is final */
     uint32_t reserved; /* pages set aside by cairn_fallocate, not yet used */
 #ifndef CAIRN_NO_RING
     /* ring files (ring.c): capacity in pages (0: not a ring) and the ring
@@ -306,7 +307,8 @@ struct cn_val {
     const void *b;
     uint32_t blen;
 };
-int cn_tree_put2(cairn *fs, uint64_t key, const struct cn_val *v);
+/* v before key: all three arguments travel in registers (AAPCS) */
+int cn_tree_put2(cairn *fs, const struct cn_val *v, uint64_t key);
 int cn_tree_del(cairn *fs, uint64_t key);
 typedef int (*cn_match_fn)(uint64_t key, const uint8_t *val, uint32_t vlen, void *arg);
 int cn_tree_scan_leaf(cairn *fs, uint64_t key, cn_match_fn match, void *arg,
@@ -333,7 +335,8 @@ void cn_head_failed(cairn *fs, uint32_t page);
 int cn_head_full(const cairn *fs, unsigned h);
 struct cn_file;
 /* Pages for the file's data at its data head. */
-int cn_data_pages(cairn *fs, struct cn_file *f, uint32_t want, uint32_t *page_out,
+int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t want,
+                  uint32_t *page_out,
                   uint32_t *got);
 int cn_settle(cairn *fs, uint32_t pages);
 int cn_space_for_user(cairn *fs);
@@ -341,6 +344,7 @@ int cn_meta_room(cairn *fs, uint32_t extra);
 int cn_gc_fits(cairn *fs, uint32_t live, int at_once);
 int cn_reserve(cairn *fs, struct cn_file *f, uint32_t pages);
 void cn_heads_forget_file(cairn *fs, struct cn_file *f);
+int cn_off_own_head(const cairn *fs, uint32_t id, uint32_t phys);
 
 /* journal.c */
 int cn_log_append(cairn *fs, uint8_t type, const uint8_t *payload, uint32_t len);

@@ -206,7 +206,7 @@ static int write_buffer(cairn *fs, struct cn_file *f, uint32_t valid, uint32_t *
     uint32_t got, tries = 0;
     int err;
     do {
-        err = cn_data_pages(fs, f, 1, phys, &got);
+        err = cn_data_pages(fs, f, valid < ps_of(fs) && !f->closing, 1, phys, &got);
         if (err)
             return err;
         if (fs->medium == CAIRN_MEDIUM_NOR)
@@ -417,7 +417,9 @@ static int write_pages(cairn *fs, struct cn_file *f, uint32_t fpage, const uint8
         int64_t end;
         err = cn_settle(fs, pages);
         if (!err)
-            err = cn_data_pages(fs, f, pages, &phys, &got);
+            err = cn_data_pages(fs, f,
+                                (uint64_t)(fpage + pages) * ps_of(fs) <= (uint32_t)f->rec_size,
+                                pages, &phys, &got);
         if (err)
             return err;
         if (f->buf_page != CN_NONE && f->buf_page >= fpage && f->buf_page < fpage + got) {
@@ -611,6 +613,25 @@ int cairn_file_sync(cairn *fs, int fd)
     return err;
 }
 
+/* The last writer closes: a partial last page that was flushed as
+ * short-lived (with the tree nodes, e.g. before an index rewrite) is final
+ * now; it moves to the end of the file's own stream (one page). */
+static int settle_tail(cairn *fs, struct cn_file *f)
+{
+    uint32_t fpage = (uint32_t)f->size / ps_of(fs), phys, run;
+    int err;
+    if (fs->data_heads < 2 || (uint32_t)f->size % ps_of(fs) == 0 ||
+        (f->buf_page == fpage && f->buf_dirty) || cn_is_ring(f))
+        return 0;
+    err = map_page(fs, f, fpage, &phys, &run);
+    if (err || phys == CN_NONE || !cn_off_own_head(fs, f->id, phys))
+        return err;
+    err = load_page(fs, f, fpage);
+    if (!err)
+        mark_dirty(f, 0, (uint32_t)f->size % ps_of(fs));
+    return err;
+}
+
 int cairn_close(cairn *fs, int fd)
 {
     struct cn_handle *h;
@@ -622,7 +643,11 @@ int cairn_close(cairn *fs, int fd)
     h = &fs->handles[fd];
     f = &fs->files[h->file];
     if (f->id != CN_NONE && (h->flags & CAIRN_O_WRONLY) && !fs->read_only) {
-        err = cn_sync_file(fs, f);
+        f->closing = f->refs == 1;
+        err = f->closing ? settle_tail(fs, f) : 0;
+        if (!err)
+            err = cn_sync_file(fs, f);
+        f->closing = 0;
         if (!err)
             err = cn_log_flush(fs);
         if (!err)

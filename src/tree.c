@@ -533,7 +533,7 @@ int cn_tree_put(cairn *fs, uint64_t key, const void *val, uint32_t vlen)
     v.alen = vlen;
     v.b = NULL;
     v.blen = 0;
-    return cn_tree_put2(fs, key, &v);
+    return cn_tree_put2(fs, &v, key);
 }
 
 /* cn_tree_put2 on the leaf where key belongs (path pinned): replace or insert,
@@ -569,7 +569,7 @@ CN_NOINLINE static int put_in_leaf(cairn *fs, struct path *p, uint64_t key,
     return err;
 }
 
-int cn_tree_put2(cairn *fs, uint64_t key, const struct cn_val *v)
+int cn_tree_put2(cairn *fs, const struct cn_val *v, uint64_t key)
 {
     struct path p;
     int err;
