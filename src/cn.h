@@ -377,8 +377,14 @@ int cn_gc_step(cairn *fs, uint32_t budget, uint32_t written, uint32_t *moved);
 int cn_gc_collect(cairn *fs);
 
 /* dir.c */
-int cn_lookup(cairn *fs, const char *path, uint32_t *id, uint8_t *type,
-              uint32_t *parent, uint32_t *sub, const char **last, uint32_t *last_len);
+/* What cn_lookup found: the object, its entry (parent, sub) and the last
+ * name of the path (name, len). */
+struct cn_where {
+    const char *name;
+    uint32_t id, parent, sub, len;
+    uint8_t type;
+};
+int cn_lookup(cairn *fs, const char *path, struct cn_where *w);
 int cn_inode_get(cairn *fs, uint32_t id, uint8_t *type, uint32_t *parent, int32_t *size);
 uint32_t cn_name_hash(const char *name, uint32_t len);
 

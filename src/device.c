@@ -12,17 +12,23 @@ static int map_result(int r)
 }
 
 /* A failed program or erase wears the segment out: its data is moved and
- * the segment retired (seg.c, gc.c). Corrected reads schedule a scrub. */
+ * the segment retired (seg.c, gc.c). */
 static int note_result(cairn *fs, uint32_t page, int r)
 {
     uint32_t s = page / fs->seg_pages;
-    if (s < fs->seg_count) {
-        if (r == CAIRN_DEV_PROG_FAIL || r == CAIRN_DEV_ERASE_FAIL)
-            fs->segs[s].flags |= CN_SF_FAILING;
-        else if (r == CAIRN_DEV_CORRECTED && s >= fs->seg_base) {
-            fs->segs[s].flags |= CN_SF_SCRUB;
-            cn_head_failed(fs, page); /* a head moves on: the segment can be scrubbed */
-        }
+    if (s < fs->seg_count && (r == CAIRN_DEV_PROG_FAIL || r == CAIRN_DEV_ERASE_FAIL))
+        fs->segs[s].flags |= CN_SF_FAILING;
+    return map_result(r);
+}
+
+/* A corrected read schedules a scrub: the segment's data moves soon, and a
+ * head writing there moves on so that the segment can be collected. */
+static int note_read(cairn *fs, uint32_t page, int r)
+{
+    uint32_t s = page / fs->seg_pages;
+    if (r == CAIRN_DEV_CORRECTED && s >= fs->seg_base && s < fs->seg_count) {
+        fs->segs[s].flags |= CN_SF_SCRUB;
+        cn_head_failed(fs, page);
     }
     return map_result(r);
 }
@@ -48,7 +54,7 @@ int cn_dev_read(cairn *fs, uint32_t page, uint32_t off, void *buf, uint32_t len)
         uint32_t n = len < room || fs->medium != CAIRN_MEDIUM_NAND ? len : room;
         int r = d->read(d->ctx, page, off, out, n);
         if (r != CAIRN_DEV_OK)
-            r = note_result(fs, page, r);
+            r = note_read(fs, page, r);
         if (r < 0)
             return r;
         out += n;

@@ -62,18 +62,17 @@ static int dir_find(cairn *fs, uint32_t dir, const char *name, uint32_t len, uin
 
 /* Resolve a path. On success: the object's id and type, and its entry's
  * parent and sub (parent CN_NONE for the root). When only the last component
- * is missing: CAIRN_ERR_NOENT with *parent the directory to create it in and
- * *sub a free sub for the name (CN_NONE when its bucket is full); otherwise
- * *parent is CN_NONE. last and last_len name the last component. */
-int cn_lookup(cairn *fs, const char *path, uint32_t *id, uint8_t *type, uint32_t *parent,
-              uint32_t *sub, const char **last, uint32_t *last_len)
+ * is missing: CAIRN_ERR_NOENT with w->parent the directory to create it in and
+ * w->sub a free sub for the name (CN_NONE when its bucket is full); otherwise
+ * w->parent is CN_NONE. w->name and w->len name the last component. */
+int cn_lookup(cairn *fs, const char *path, struct cn_where *w)
 {
     uint32_t cur = CN_ROOT_ID, csub = 0, cparent = CN_NONE, child, chsub, fsub;
     uint8_t ctype = CAIRN_TYPE_DIR, chtype;
     const char *p = path;
-    *parent = CN_NONE;
-    *last = "/";
-    *last_len = 1;
+    w->parent = CN_NONE;
+    w->name = "/";
+    w->len = 1;
     if (path == NULL)
         return CAIRN_ERR_INVAL;
     for (;;) {
@@ -95,14 +94,14 @@ int cn_lookup(cairn *fs, const char *path, uint32_t *id, uint8_t *type, uint32_t
         if (ctype != CAIRN_TYPE_DIR)
             return CAIRN_ERR_NOTDIR;
         err = dir_find(fs, cur, name, len, &child, &chtype, &chsub, &fsub);
-        *last = name;
-        *last_len = len;
+        w->name = name;
+        w->len = len;
         if (err == CAIRN_ERR_NOENT) {
             for (q = p; *q == '/'; q++)
                 ;
             if (*q == '\0') {
-                *parent = cur;
-                *sub = fsub;
+                w->parent = cur;
+                w->sub = fsub;
             }
             return err;
         }
@@ -115,10 +114,10 @@ int cn_lookup(cairn *fs, const char *path, uint32_t *id, uint8_t *type, uint32_t
         cur = child;
         ctype = chtype;
     }
-    *id = cur;
-    *type = ctype;
-    *parent = cparent;
-    *sub = csub;
+    w->id = cur;
+    w->type = ctype;
+    w->parent = cparent;
+    w->sub = csub;
     return 0;
 }
 
@@ -145,18 +144,16 @@ int cn_create(cairn *fs, uint32_t parent, uint32_t sub, const char *name, uint32
 
 int cairn_mkdir(cairn *fs, const char *path)
 {
-    uint32_t id, parent, sub, len;
-    uint8_t type;
-    const char *name;
+    struct cn_where w;
     int err = cn_fs_ready(fs, 1);
     if (err)
         return err;
-    err = cn_lookup(fs, path, &id, &type, &parent, &sub, &name, &len);
+    err = cn_lookup(fs, path, &w);
     if (err == 0)
         return CAIRN_ERR_EXIST;
-    if (err != CAIRN_ERR_NOENT || parent == CN_NONE)
+    if (err != CAIRN_ERR_NOENT || w.parent == CN_NONE)
         return err;
-    return cn_create(fs, parent, sub, name, len, CAIRN_TYPE_DIR, &id);
+    return cn_create(fs, w.parent, w.sub, w.name, w.len, CAIRN_TYPE_DIR, &w.id);
 }
 
 static int dir_empty(cairn *fs, uint32_t dir)
@@ -176,18 +173,21 @@ static int dir_empty(cairn *fs, uint32_t dir)
 
 int cairn_remove(cairn *fs, const char *path)
 {
-    uint32_t id, parent, sub, len;
-    uint8_t type, p[12];
-    const char *name;
+    struct cn_where w;
+    uint32_t id, parent, sub;
+    uint8_t p[12];
     int err = cn_fs_ready(fs, 1);
     if (err)
         return err;
-    err = cn_lookup(fs, path, &id, &type, &parent, &sub, &name, &len);
+    err = cn_lookup(fs, path, &w);
     if (err)
         return err;
+    id = w.id;
+    parent = w.parent;
+    sub = w.sub;
     if (parent == CN_NONE)
         return CAIRN_ERR_INVAL; /* the root */
-    if (type == CAIRN_TYPE_DIR) {
+    if (w.type == CAIRN_TYPE_DIR) {
         err = dir_empty(fs, id);
         if (err < 0)
             return err;
@@ -226,42 +226,42 @@ static int inside_itself(cairn *fs, uint32_t id, uint32_t dest)
 
 int cairn_rename(cairn *fs, const char *from, const char *to)
 {
-    uint32_t id, op, osub, olen, tid, np, nsub, nlen, replaced = 0;
-    uint8_t type, ttype, *p = fs->recbuf;
-    const char *oname, *nname;
+    struct cn_where o, t; /* from, to */
+    uint32_t replaced = 0;
+    uint8_t *p = fs->recbuf;
     int err = cn_fs_ready(fs, 1);
     if (err)
         return err;
-    err = cn_lookup(fs, from, &id, &type, &op, &osub, &oname, &olen);
+    err = cn_lookup(fs, from, &o);
     if (err)
         return err;
-    if (op == CN_NONE)
+    if (o.parent == CN_NONE)
         return CAIRN_ERR_INVAL;
-    err = cn_lookup(fs, to, &tid, &ttype, &np, &nsub, &nname, &nlen);
+    err = cn_lookup(fs, to, &t);
     if (err == 0) {
-        if (tid == id)
+        if (t.id == o.id)
             return 0;
-        if (np == CN_NONE)
+        if (t.parent == CN_NONE)
             return CAIRN_ERR_INVAL;
-        if (ttype == CAIRN_TYPE_DIR && type != CAIRN_TYPE_DIR)
+        if (t.type == CAIRN_TYPE_DIR && o.type != CAIRN_TYPE_DIR)
             return CAIRN_ERR_ISDIR;
-        if (ttype != CAIRN_TYPE_DIR && type == CAIRN_TYPE_DIR)
+        if (t.type != CAIRN_TYPE_DIR && o.type == CAIRN_TYPE_DIR)
             return CAIRN_ERR_NOTDIR;
-        if (ttype == CAIRN_TYPE_DIR) {
-            err = dir_empty(fs, tid);
+        if (t.type == CAIRN_TYPE_DIR) {
+            err = dir_empty(fs, t.id);
             if (err < 0)
                 return err;
             if (!err)
                 return CAIRN_ERR_NOTEMPTY;
         }
-        replaced = tid;
-    } else if (err != CAIRN_ERR_NOENT || np == CN_NONE) {
+        replaced = t.id;
+    } else if (err != CAIRN_ERR_NOENT || t.parent == CN_NONE) {
         return err;
-    } else if (nsub == CN_NONE) {
+    } else if (t.sub == CN_NONE) {
         return CAIRN_ERR_NOSPC;
     }
-    if (type == CAIRN_TYPE_DIR) {
-        err = inside_itself(fs, id, np);
+    if (o.type == CAIRN_TYPE_DIR) {
+        err = inside_itself(fs, o.id, t.parent);
         if (err)
             return err < 0 ? err : CAIRN_ERR_INVAL;
     }
@@ -270,14 +270,14 @@ int cairn_rename(cairn *fs, const char *from, const char *to)
         return err;
     if (replaced)
         cn_files_unlinked(fs, replaced);
-    cn_put32(p, op);
-    cn_put32(p + 4, osub);
-    cn_put32(p + 8, np);
-    cn_put32(p + 12, nsub);
+    cn_put32(p, o.parent);
+    cn_put32(p + 4, o.sub);
+    cn_put32(p + 8, t.parent);
+    cn_put32(p + 12, t.sub);
     cn_put32(p + 16, replaced);
-    p[20] = (uint8_t)nlen;
-    memcpy(p + 21, nname, nlen);
-    err = cn_record(fs, CN_R_RENAME, p, 21 + nlen);
+    p[20] = (uint8_t)t.len;
+    memcpy(p + 21, t.name, t.len);
+    err = cn_record(fs, CN_R_RENAME, p, 21 + t.len);
     if (!err && replaced)
         err = cn_finish_orphans(fs, CN_NONE);
     return err;
@@ -298,40 +298,36 @@ static int object_info(cairn *fs, uint32_t id, uint8_t type, struct cairn_info *
 
 int cairn_stat(cairn *fs, const char *path, struct cairn_info *info)
 {
-    uint32_t id, parent, sub, len;
-    uint8_t type;
-    const char *name;
+    struct cn_where w;
     int err = cn_fs_ready(fs, 0);
     if (err)
         return err;
     if (info == NULL)
         return CAIRN_ERR_INVAL;
-    err = cn_lookup(fs, path, &id, &type, &parent, &sub, &name, &len);
+    err = cn_lookup(fs, path, &w);
     if (err)
         return err;
-    memcpy(info->name, name, len);
-    info->name[len] = '\0';
-    return object_info(fs, id, type, info);
+    memcpy(info->name, w.name, w.len);
+    info->name[w.len] = '\0';
+    return object_info(fs, w.id, w.type, info);
 }
 
 int cairn_opendir(cairn *fs, const char *path)
 {
-    uint32_t id, parent, sub, len;
-    uint8_t type;
-    const char *name;
+    struct cn_where w;
     int h, err = cn_fs_ready(fs, 0);
     if (err)
         return err;
-    err = cn_lookup(fs, path, &id, &type, &parent, &sub, &name, &len);
+    err = cn_lookup(fs, path, &w);
     if (err)
         return err;
-    if (type != CAIRN_TYPE_DIR)
+    if (w.type != CAIRN_TYPE_DIR)
         return CAIRN_ERR_NOTDIR;
     h = cn_handle_new(fs);
     if (h < 0)
         return h;
     fs->handles[h].kind = CN_HND_DIR;
-    fs->handles[h].dir_id = id;
+    fs->handles[h].dir_id = w.id;
     fs->handles[h].dir_next = 0;
     return h;
 }
@@ -399,13 +395,13 @@ int cairn_closedir(cairn *fs, int dd)
 
 static int attr_target(cairn *fs, const char *path, int write, uint32_t *id)
 {
-    uint32_t parent, sub, len;
-    uint8_t type;
-    const char *name;
+    struct cn_where w;
     int err = cn_fs_ready(fs, write);
-    if (err)
-        return err;
-    return cn_lookup(fs, path, id, &type, &parent, &sub, &name, &len);
+    if (!err)
+        err = cn_lookup(fs, path, &w);
+    if (!err)
+        *id = w.id;
+    return err;
 }
 
 int cairn_getattr(cairn *fs, const char *path, uint8_t type, void *buf, uint32_t size)

@@ -769,26 +769,24 @@ static int check_flags(int flags)
  * Out of line: its locals are gone before O_TRUNC's deep chain runs. */
 CN_NOINLINE static int open_lookup(cairn *fs, const char *path, int flags, uint32_t *id_out)
 {
-    uint32_t id, parent, sub, len;
-    uint8_t type;
-    const char *name;
-    int err = cn_lookup(fs, path, &id, &type, &parent, &sub, &name, &len);
+    struct cn_where w;
+    int err = cn_lookup(fs, path, &w);
     if (err == 0) {
         if ((flags & CAIRN_O_CREAT) && (flags & CAIRN_O_EXCL))
             return CAIRN_ERR_EXIST;
-        if (type != CAIRN_TYPE_FILE)
+        if (w.type != CAIRN_TYPE_FILE)
             return CAIRN_ERR_ISDIR;
-    } else if (err == CAIRN_ERR_NOENT && (flags & CAIRN_O_CREAT) && parent != CN_NONE) {
+    } else if (err == CAIRN_ERR_NOENT && (flags & CAIRN_O_CREAT) && w.parent != CN_NONE) {
         int h = cn_handle_new(fs);
         if (h < 0)
             return h;
-        err = cn_create(fs, parent, sub, name, len, CAIRN_TYPE_FILE, &id);
+        err = cn_create(fs, w.parent, w.sub, w.name, w.len, CAIRN_TYPE_FILE, &w.id);
         if (err)
             return err;
     } else {
         return err;
     }
-    *id_out = id;
+    *id_out = w.id;
     return 0;
 }
 

@@ -423,20 +423,18 @@ CN_NOINLINE static int ring_new(cairn *fs, uint32_t parent, uint32_t sub, const 
 
 int cairn_ring_create(cairn *fs, const char *path, int32_t capacity)
 {
-    uint32_t id, parent, sub, len;
-    uint8_t type;
-    const char *name;
+    struct cn_where w;
     int err = cn_fs_ready(fs, 1);
     if (err)
         return err;
     if (capacity <= 0 || !cap_ok(fs, (uint32_t)capacity))
         return CAIRN_ERR_INVAL;
-    err = cn_lookup(fs, path, &id, &type, &parent, &sub, &name, &len);
+    err = cn_lookup(fs, path, &w);
     if (err == 0)
         return CAIRN_ERR_EXIST;
-    if (err != CAIRN_ERR_NOENT || parent == CN_NONE)
+    if (err != CAIRN_ERR_NOENT || w.parent == CN_NONE)
         return err;
-    return ring_new(fs, parent, sub, name, len, (uint32_t)capacity);
+    return ring_new(fs, w.parent, w.sub, w.name, w.len, (uint32_t)capacity);
 }
 
 #else

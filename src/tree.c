@@ -35,6 +35,14 @@ static void n_set(uint8_t *n, uint32_t count, uint32_t used)
 static uint32_t cap(const cairn *fs) { return fs->node_size - HDR; }
 static uint32_t ent_size(const uint8_t *e) { return 10u + cn_get16(e + 8); }
 static uint8_t *ient(uint8_t *n, uint32_t i) { return n + HDR + i * IENT; }
+/* Byte offset of leaf entry idx (entries are walked: they vary in size). */
+static uint32_t entry_off(const uint8_t *n, uint32_t idx)
+{
+    uint32_t i, o = 0;
+    for (i = 0; i < idx; i++)
+        o += ent_size(n + HDR + o);
+    return o;
+}
 
 static void node_init(cairn *fs, uint32_t slot, uint32_t level)
 {
@@ -158,9 +166,7 @@ CN_NOINLINE static uint32_t step_down(cairn *fs, struct path *p, uint64_t key)
         p->off = 0;
     } else { /* the last entry */
         p->idx[lv] = (uint16_t)(n_count(n) - 1);
-        p->off = 0;
-        for (i = 0; i + 1 < n_count(n); i++)
-            p->off = (uint16_t)(p->off + ent_size(n + HDR + p->off));
+        p->off = (uint16_t)entry_off(n, n_count(n) - 1);
     }
     return 0;
 }
@@ -261,13 +267,10 @@ CN_NOINLINE static int seek_in_leaf(cairn *fs, struct path *p, uint64_t key, int
     uint32_t leaf = p->n - 1u;
     uint8_t *n = cn_slot_data(fs, p->slot[leaf]);
     if (le && !leaf_at(fs, p, key)) {
-        uint32_t i, o = 0;
         if (p->idx[leaf] == 0)
             return -1;
-        for (i = 0; i + 1 < p->idx[leaf]; i++) /* the entry before idx */
-            o += ent_size(n + HDR + o);
-        p->idx[leaf]--;
-        p->off = (uint16_t)o;
+        p->idx[leaf]--; /* the entry before idx */
+        p->off = (uint16_t)entry_off(n, p->idx[leaf]);
     } else if (!le && p->idx[leaf] >= n_count(n)) {
         return 1;
     }
@@ -408,7 +411,7 @@ CN_NOINLINE static int leaf_split(cairn *fs, struct path *p, uint64_t key, const
     uint32_t leaf = p->n - 1, pos = p->idx[leaf], need = 10u + v->alen + v->blen;
     uint8_t *n = cn_slot_data(fs, p->slot[leaf]), *r;
     uint32_t total = n_count(n) + 1, bytes = n_used(n) + need;
-    uint32_t c, left = 0, oo = 0, best = 0, best_max = CN_NONE, s, o, i;
+    uint32_t c, left = 0, oo = 0, best = 0, best_max = CN_NONE, s, o;
     int err;
     for (c = 0; c + 1 < total; c++) {
         uint32_t mx;
@@ -445,10 +448,7 @@ CN_NOINLINE static int leaf_split(cairn *fs, struct path *p, uint64_t key, const
     /* left keeps combined [0, s) */
     {
         uint32_t keep = pos < s ? s - 1 : s;
-        o = 0;
-        for (i = 0; i < keep; i++)
-            o += ent_size(n + HDR + o);
-        n_set(n, keep, o);
+        n_set(n, keep, entry_off(n, keep));
     }
     *sep = cn_get64(r + HDR);
     return pos < s; /* 1: the caller inserts into the left half, at p->off */
