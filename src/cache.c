@@ -29,6 +29,12 @@ CN_NOINLINE static int node_check(const uint8_t *node, uint32_t size)
 }
 
 /* A slot to reuse (>= 0), or an error. */
+/* Slots the read-ahead holds. */
+static uint32_t ra_slots(const cairn *fs)
+{
+    return (fs->ra_pages + fs->node_pages - 1) / fs->node_pages;
+}
+
 static int find_victim(cairn *fs)
 {
     uint32_t i, best = CN_NONE;
@@ -41,9 +47,31 @@ static int find_victim(cairn *fs)
     }
     if (best == CN_NONE)
         return CAIRN_ERR_NOSPC; /* cache too small for the tree: a config error */
-    if (fs->ra_pages && best == fs->ra_slot)
+    if (fs->ra_pages && best - fs->ra_slot < ra_slots(fs))
         fs->ra_pages = 0;
     return (int)best;
+}
+
+/* The first of n adjacent slots that may be taken (unused, or clean and
+ * unpinned), the least recently used such run, or CN_NONE. */
+static uint32_t free_run(const cairn *fs, uint32_t n)
+{
+    uint32_t i, j, best = CN_NONE, best_lru = 0;
+    for (i = 0; i + n <= fs->nslots; i++) {
+        uint32_t lru = 0;
+        int ok = 1;
+        for (j = i; j < i + n && ok; j++) {
+            const struct cn_slot *s = &fs->slots[j];
+            ok = !s->used || (!s->dirty && !s->pins);
+            if (s->used && s->lru > lru)
+                lru = s->lru;
+        }
+        if (ok && (best == CN_NONE || lru < best_lru)) {
+            best = i;
+            best_lru = lru;
+        }
+    }
+    return best;
 }
 
 /* Read-ahead: a sequential reader of small pieces gets the next pages of
@@ -51,32 +79,45 @@ static int find_victim(cairn *fs)
  * is mostly idle while data streams) instead of a buffer of its own. */
 const uint8_t *cn_ra_page(cairn *fs, uint32_t phys)
 {
+    uint32_t i;
     if (!fs->ra_pages || phys < fs->ra_phys || phys - fs->ra_phys >= fs->ra_pages)
         return NULL;
-    fs->slots[fs->ra_slot].lru = ++fs->lru_clock;
+    for (i = 0; i < ra_slots(fs); i++)
+        fs->slots[fs->ra_slot + i].lru = ++fs->lru_clock;
     return cn_slot_data(fs, fs->ra_slot) + (size_t)(phys - fs->ra_phys) * fs->page_size;
 }
 
+/* Read up to `pages` (at most CN_RA_SLOTS slots' worth) from phys into
+ * adjacent slots; fewer when the cache has no such run free. */
 int cn_ra_fill(cairn *fs, uint32_t phys, uint32_t pages)
 {
-    uint32_t slot;
+    uint32_t slot = fs->ra_slot, n = (pages + fs->node_pages - 1) / fs->node_pages, i;
+    uint32_t had = fs->ra_pages ? ra_slots(fs) : 0;
     int err;
-    if (cn_cache_evictable(fs) <= fs->height + 4u)
-        return CAIRN_ERR_NOSPC; /* the tree needs the slots more */
-    err = fs->ra_pages ? (int)fs->ra_slot : find_victim(fs);
-    if (err < 0)
-        return err;
-    slot = (uint32_t)err;
+    if (n > CN_RA_SLOTS)
+        n = CN_RA_SLOTS;
     fs->ra_pages = 0;
-    fs->slots[slot].used = 0;
+    if (had < n) /* else the window moves on in the slots it had: no node is evicted */
+        while (n > 0 && (cn_cache_evictable(fs) <= fs->height + 4u + n ||
+                         (slot = free_run(fs, n)) == CN_NONE))
+            n--; /* the tree needs the slots more */
+    if (n == 0)
+        return CAIRN_ERR_NOSPC;
+    if (pages > n * fs->node_pages)
+        pages = n * fs->node_pages;
+    for (i = 0; i < n; i++)
+        fs->slots[slot + i].used = 0;
     err = cn_dev_read(fs, phys, 0, cn_slot_data(fs, slot), pages * fs->page_size);
     if (err)
         return err;
-    fs->slots[slot].used = 1;
-    fs->slots[slot].dirty = 0;
-    fs->slots[slot].pins = 0;
-    fs->slots[slot].addr = CN_NONE; /* never found as a node */
-    fs->slots[slot].lru = ++fs->lru_clock;
+    for (i = 0; i < n; i++) {
+        struct cn_slot *s = &fs->slots[slot + i];
+        s->used = 1;
+        s->dirty = 0;
+        s->pins = 0;
+        s->addr = CN_NONE; /* never found as a node */
+        s->lru = ++fs->lru_clock;
+    }
     fs->ra_slot = slot;
     fs->ra_phys = phys;
     fs->ra_pages = pages;

@@ -281,6 +281,7 @@ int cn_cache_new(cairn *fs); /* a new dirty slot (>= 0), or an error */
 uint8_t *cn_slot_data(cairn *fs, uint32_t slot);
 void cn_cache_cow(cairn *fs, uint32_t slot);
 void cn_cache_drop(cairn *fs, uint32_t slot);
+#define CN_RA_SLOTS 2u /* node-cache slots a read-ahead may take */
 const uint8_t *cn_ra_page(cairn *fs, uint32_t phys);
 int cn_ra_fill(cairn *fs, uint32_t phys, uint32_t pages);
 void cn_ra_forget(cairn *fs, uint32_t page, uint32_t pages);

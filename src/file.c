@@ -288,13 +288,24 @@ static int read_page(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t phys
                      uint32_t run, uint32_t valid)
 {
     const uint8_t *ra = cn_ra_page(fs, phys);
+    uint32_t most = CN_RA_SLOTS * fs->node_pages;
     if (ra == NULL && fpage == f->next_load && run > 1 && fs->node_pages > 1 &&
-        cn_ra_fill(fs, phys, run < fs->node_pages ? run : fs->node_pages) == 0)
+        cn_ra_fill(fs, phys, run < most ? run : most) == 0)
         ra = cn_ra_page(fs, phys);
     if (ra == NULL)
         return cn_dev_read(fs, phys, 0, f->buf, valid);
     memcpy(f->buf, ra, valid);
     return 0;
+}
+
+/* Should a read of `want` bytes at the start of fpage go through the
+ * read-ahead? When it is sequential, smaller than the read-ahead window and
+ * the extent goes on past it: the next reads then cost no device call. */
+static int ra_worth(const cairn *fs, const struct cn_file *f, uint32_t fpage, uint32_t phys,
+                    uint32_t run, uint32_t want)
+{
+    return phys != CN_NONE && fs->node_pages > 1 && fpage == f->next_load && !f->buf_dirty &&
+           want < CN_RA_SLOTS * fs->node_size && (uint64_t)run * fs->page_size > want;
 }
 
 /* Make the buffer hold file page fpage (flushing what it held). */
@@ -368,7 +379,8 @@ int32_t cairn_read(cairn *fs, int fd, void *buf, int32_t len)
             err = map_page(fs, f, fpage, &phys, &run);
             if (err)
                 return done ? done : err;
-            if (in == 0 && (want >= ps_of(fs) || h->pos + (int32_t)want >= f->size)) {
+            if (in == 0 && (want >= ps_of(fs) || h->pos + (int32_t)want >= f->size) &&
+                !ra_worth(fs, f, fpage, phys, run, want)) {
                 /* straight to the caller: whole pages, and a last partial page
                  * when the read ends the file (nothing would reuse it) */
                 uint32_t k = (want + ps_of(fs) - 1) / ps_of(fs);
@@ -377,6 +389,7 @@ int32_t cairn_read(cairn *fs, int fd, void *buf, int32_t len)
                 if (f->buf_page != CN_NONE && f->buf_page > fpage && f->buf_page < fpage + k)
                     k = f->buf_page - fpage;
                 n = k * ps_of(fs) < want ? k * ps_of(fs) : want;
+                f->next_load = fpage + k;
                 if (phys == CN_NONE)
                     memset(out, 0, n);
                 else if ((err = cn_dev_read(fs, phys, 0, out, n)) != 0)
