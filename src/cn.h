@@ -352,6 +352,7 @@ int cn_log_append(cairn *fs, uint8_t type, const uint8_t *payload, uint32_t len)
 int cn_log_extend_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys,
                          uint32_t count, int32_t size);
 int cn_log_flush(cairn *fs);
+int cn_log_restart(cairn *fs, uint32_t floor);
 typedef int (*cn_rec_fn)(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len,
                          void *arg);
 int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
@@ -443,6 +444,7 @@ int cn_record_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
 int cn_fs_ready(cairn *fs, int write);
 
 /* more of dir.c, file.c, apply.c */
+int cn_new_object_room(cairn *fs, uint32_t sub);
 int cn_create(cairn *fs, uint32_t parent, uint32_t sub, const char *name, uint32_t len,
               uint8_t type, uint32_t *id_out);
 int cn_handle_new(cairn *fs);

@@ -121,15 +121,20 @@ int cn_lookup(cairn *fs, const char *path, struct cn_where *w)
     return 0;
 }
 
+/* Room for a new object: an entry slot in its bucket (sub), an id, space. */
+int cn_new_object_room(cairn *fs, uint32_t sub)
+{
+    if (sub == CN_NONE || fs->next_id > CN_ID_MAX)
+        return CAIRN_ERR_NOSPC;
+    return cn_space_for_user(fs);
+}
+
 /* Create a file or directory named by path; the caller checked it is absent. */
 int cn_create(cairn *fs, uint32_t parent, uint32_t sub, const char *name, uint32_t len,
               uint8_t type, uint32_t *id_out)
 {
     uint8_t *p = fs->recbuf;
-    int err;
-    if (sub == CN_NONE || fs->next_id > CN_ID_MAX)
-        return CAIRN_ERR_NOSPC;
-    err = cn_space_for_user(fs);
+    int err = cn_new_object_room(fs, sub);
     if (err)
         return err;
     cn_put32(p, parent);

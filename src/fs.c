@@ -340,15 +340,9 @@ static int recover(cairn *fs)
         fs->segs[s].aux = 0;
     if (fs->read_only)
         return 0;
-    err = cn_seg_alloc(fs, CN_RECOVERY_SEGS, 0, &s);
+    err = cn_log_restart(fs, CN_RECOVERY_SEGS);
     if (err)
         return err;
-    fs->segs[s].state = CN_SEG_LOG;
-    fs->segs[s].stamp = ++fs->seg_clock;
-    fs->log.seg = s;
-    fs->log.off = 0;
-    fs->log.flushed = 0;
-    fs->log.since = 0;
     err = cn_commit(fs);
     fs->recovering = 0;
     return err;

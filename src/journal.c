@@ -157,12 +157,12 @@ static int log_worn(const cairn *fs, uint32_t seg)
     return (fs->segs[seg].flags & CN_SF_FAILING) || (fs->segs[fs->log.seg].flags & CN_SF_FAILING);
 }
 
-CN_NOINLINE static int move_log(cairn *fs)
+/* Start the journal afresh at the start of a new segment (the caller writes
+ * the checkpoint that makes the old journal unnecessary). */
+int cn_log_restart(cairn *fs, uint32_t floor)
 {
     uint32_t s;
-    int err = cn_cache_flush(fs);
-    if (!err) /* the checkpoint right after gives the worn segment back */
-        err = cn_seg_alloc(fs, CN_RECOVERY_SEGS - 1u, 0, &s);
+    int err = cn_seg_alloc(fs, floor, 0, &s);
     if (err)
         return err;
     fs->segs[s].state = CN_SEG_LOG;
@@ -173,6 +173,16 @@ CN_NOINLINE static int move_log(cairn *fs)
     fs->log.since = 0;
     fs->log.last_ext = CN_NONE;
     memset(fs->log.page, 0xFF, fs->page_size);
+    return 0;
+}
+
+CN_NOINLINE static int move_log(cairn *fs)
+{
+    int err = cn_cache_flush(fs);
+    if (!err) /* the checkpoint right after gives the worn segment back */
+        err = cn_log_restart(fs, CN_RECOVERY_SEGS - 1u);
+    if (err)
+        return err;
     cn_seg_release_dead(fs);
     return cn_ckpt_write(fs, 0);
 }

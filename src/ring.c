@@ -405,10 +405,7 @@ CN_NOINLINE static int ring_new(cairn *fs, uint32_t parent, uint32_t sub, const 
                                 uint32_t len, uint32_t cap)
 {
     uint8_t *p = fs->recbuf;
-    int err;
-    if (sub == CN_NONE || fs->next_id > CN_ID_MAX)
-        return CAIRN_ERR_NOSPC;
-    err = cn_space_for_user(fs);
+    int err = cn_new_object_room(fs, sub);
     if (err)
         return err;
     cn_put32(p, cap);
