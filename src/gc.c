@@ -115,9 +115,7 @@ static int move_run(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint3
     return cn_record_move(fs, p);
 }
 
-/* Data phase: extents from the cursor on; stops when the budget is spent
- * (0) or at the end of the index (1). A bounded step also stops rather than
- * start a second erase in the same call. */
+/* Does this index entry map pages in the victim? */
 static int extent_in_victim(uint64_t key, const uint8_t *v, uint32_t vlen, void *arg)
 {
     const cairn *fs = (const cairn *)arg;
@@ -129,6 +127,9 @@ static int extent_in_victim(uint64_t key, const uint8_t *v, uint32_t vlen, void 
     return phys < lo + fs->seg_pages && phys + count > lo && count <= fs->seg_pages;
 }
 
+/* Data phase: extents from the cursor on, a leaf per descent; stops when the
+ * budget is spent (0) or at the end of the index (1). A bounded step also
+ * stops rather than start a second erase in the same call. */
 static int move_data(cairn *fs, uint32_t budget, int bounded, uint32_t *moved)
 {
     while (*moved < budget) {
