@@ -30,7 +30,7 @@ struct wdev {
     csim *sim;
     const struct cairn *fs;
     uint32_t fail_in;
-    int fail_meta; /* 1: those too; 2: only those */
+    int fail_meta; /* 1: those too; 2: only those; 3: only the journal's */
     uint32_t failed_data, failed_meta;
     uint64_t failed_op; /* op index (counters.mutating_ops) of the last one */
 };
@@ -44,7 +44,8 @@ static inline int w_fail_now(struct wdev *w, uint32_t block)
     int meta;
     if (w->fail_in == 0 || w->fs == NULL || --w->fail_in > 0)
         return 0;
-    meta = seg == w->fs->anchor[0] || seg == w->fs->anchor[1] || seg == w->fs->log.seg;
+    meta = seg == w->fs->log.seg ||
+           (w->fail_meta < 3 && (seg == w->fs->anchor[0] || seg == w->fs->anchor[1]));
     if ((meta && !w->fail_meta) || (!meta && w->fail_meta > 1)) {
         w->fail_in = 1; /* the next one */
         return 0;

@@ -19,8 +19,9 @@
  * runs with wear_spread 1 and idle cairn_gc calls (static levelling moves
  * cold data), "relocation" has its third program into a data or node
  * segment fail (the block goes bad; the data is written elsewhere and the
- * segment retired) and cuts at every op after it. The long ones cut at every
- * Nth op (scen.cuts).
+ * segment retired) and cuts at every op after it; "journal-relocation" the
+ * same with the failure in the journal's segment (the journal moves behind a
+ * checkpoint). The long ones cut at every Nth op (scen.cuts).
  * Then random runs (like test_model) with a power cut at a random op, three
  * rounds per run, each verified the same way.
  *
@@ -369,7 +370,7 @@ struct scen {
     void (*run)(struct mdrv *d);
     int small; /* on the small volume of t_sim_small */
     uint16_t wear_spread; /* config (0: default) */
-    int fail;   /* arm a program failure at a data write of the scenario */
+    int fail;   /* arm a program failure: 1 at a data write, 3 in the journal */
     int cuts;   /* at most this many cut points (every Nth op); 0: every op */
     int raw;    /* NOR and NAND only */
 };
@@ -391,6 +392,7 @@ static const struct scen scens[] = {
     {"gc-nearly-full", pre_gc_full, run_gc_full, 1, 0, 0, 120, 0},
     {"wear-levelling", pre_wear, run_wear, 1, 1, 0, 120, 0},
     {"relocation", pre_reloc, run_reloc, 0, 0, 1, 0, 1},
+    {"journal-relocation", pre_reloc, run_reloc, 0, 0, 3, 0, 1},
 };
 #define N_SCENS ((int)(sizeof scens / sizeof scens[0]))
 
@@ -542,11 +544,13 @@ static uint64_t trial(int medium, const struct scen *s, const struct t_image *im
     start = c.mutating_ops;
     if (cut >= 0)
         csim_cut_at(t.sim, start + (uint64_t)cut, (enum csim_tear)tear);
-    if (s->fail)
+    if (s->fail) {
         w.fail_in = fail_nth;
+        w.fail_meta = s->fail == 3 ? 3 : 0;
+    }
     s->run(&d);
     if (s->fail && cut < 0)
-        fail_at = w.failed_data ? (int64_t)(w.failed_op - start) : -1;
+        fail_at = w.failed_data || w.failed_meta ? (int64_t)(w.failed_op - start) : -1;
     if (s->small && cut < 0) {
         struct cairn_fsinfo fi;
         cairn_fs_stat(t.fs, &fi);
