@@ -458,7 +458,24 @@ class FS:
               _show(path))
 
 
-class File:
+class _ClosedByWith:
+    """`with` closes the object; an error while closing is raised unless the
+    block is already leaving with an exception."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, et, ev, tb) -> None:
+        if et is None:
+            self.close()
+        else:
+            try:
+                self.close()
+            except Error:
+                pass
+
+
+class File(_ClosedByWith):
     """An open file (cairn handle). Binary: read() returns bytes, write()
     takes any bytes-like object. Usable with ``with``; closed when collected.
     A handle of an earlier mount is dead: its calls raise BadHandleError."""
@@ -599,18 +616,6 @@ class File:
         self._fs._handles.discard(self)
         check(lib.cairn_close(ctx, fd), "close", self.name)
 
-    def __enter__(self) -> "File":
-        return self
-
-    def __exit__(self, et, ev, tb) -> None:
-        if et is None:
-            self.close()
-        else:
-            try:
-                self.close()
-            except Error:
-                pass
-
     def __del__(self):
         try:
             if self._fd >= 0 and self._fs._mounted:
@@ -675,7 +680,7 @@ class Dir:
             pass
 
 
-class BlockDevice:
+class BlockDevice(_ClosedByWith):
     """cairn's sector interface (cairn_bd_*): a fixed array of sector_count
     sectors of sector_size bytes stored in a file of the volume. Sectors never
     written or trimmed read as zeros. Usable with ``with`` (closes at the end).
@@ -759,18 +764,6 @@ class BlockDevice:
     def _fd(self, v: int) -> None:
         if v < 0:
             self._open = False
-
-    def __enter__(self) -> "BlockDevice":
-        return self
-
-    def __exit__(self, et, ev, tb) -> None:
-        if et is None:
-            self.close()
-        else:
-            try:
-                self.close()
-            except Error:
-                pass
 
     def __repr__(self) -> str:
         return (f"<cairn.BlockDevice {self.name!r} {self.sector_count} x {self.sector_size} B"

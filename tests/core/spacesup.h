@@ -237,4 +237,16 @@ static inline void stats(uint64_t *v, size_t n, uint64_t *mx, uint64_t *med, uin
     *p99 = v[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1];
 }
 
+/* A model driver over the mounted volume t (tmodel.h). */
+static inline void drv_init(struct mdrv *d, struct tfs *t, struct model *m, const char *label,
+                            uint64_t seed)
+{
+    memset(d, 0, sizeof *d);
+    d->fs = t->fs;
+    d->sim = t->sim;
+    d->m = m;
+    d->label = label;
+    d->seed = seed;
+}
+
 #endif

@@ -28,17 +28,6 @@
 
 static csim *nand_sim(uint64_t seed) { return t_sim_model("nand-dhara", NBLK, 1, seed); }
 
-static void drv_init(struct mdrv *d, struct tfs *t, struct model *m, const char *label,
-                     uint64_t seed)
-{
-    memset(d, 0, sizeof *d);
-    d->fs = t->fs;
-    d->sim = t->sim;
-    d->m = m;
-    d->label = label;
-    d->seed = seed;
-}
-
 static void rop_init(struct rop *r, struct tfs *t)
 {
     memset(r, 0, sizeof *r);

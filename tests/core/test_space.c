@@ -49,17 +49,6 @@ static uint64_t dev_bytes(csim *sim)
     return (uint64_t)g->page_size * g->pages_per_block * g->block_count;
 }
 
-static void drv_init(struct mdrv *d, struct tfs *t, struct model *m, const char *label,
-                     uint64_t seed)
-{
-    memset(d, 0, sizeof *d);
-    d->fs = t->fs;
-    d->sim = t->sim;
-    d->m = m;
-    d->label = label;
-    d->seed = seed;
-}
-
 static uint8_t *pbuf(int32_t len, uint64_t seed)
 {
     static uint8_t *b;
