@@ -74,7 +74,7 @@ static int open_segment(cairn *fs, unsigned h, unsigned kind)
 }
 
 /* Up to `want` contiguous pages at head h (exactly `want` if exact: tree
- * nodes). Only data heads are held back by the reserve. */
+ * nodes), a new segment taken within the floor of that kind of writer. */
 int cn_head_pages(cairn *fs, unsigned h, uint32_t want, int exact, uint32_t *page_out,
                   uint32_t *got)
 {
@@ -110,12 +110,13 @@ void cn_head_failed(cairn *fs, uint32_t page)
             close_head(fs, h);
 }
 
+/* 0: file `id` is not open; 1: open; 2: open and holding a reservation. */
 static int file_open(const cairn *fs, uint32_t id)
 {
     uint32_t i;
     for (i = 0; i < fs->max_open; i++)
         if (fs->files[i].id == id && fs->files[i].refs > 0)
-            return 1;
+            return fs->files[i].reserved ? 2 : 1;
     return 0;
 }
 
@@ -131,10 +132,12 @@ static unsigned data_head_of(cairn *fs, uint32_t id)
         if (fs->head_owner[i] == 0 || !file_open(fs, fs->head_owner[i]))
             pick = i;
     if (pick == CN_NONE) {
-        pick = 0;
-        for (i = 1; i < fs->data_heads; i++)
-            if (fs->head_used[i] < fs->head_used[pick])
+        for (i = 0; i < fs->data_heads; i++)
+            if (file_open(fs, fs->head_owner[i]) < 2 &&
+                (pick == CN_NONE || fs->head_used[i] < fs->head_used[pick]))
                 pick = i;
+        if (pick == CN_NONE)
+            pick = 0; /* every head is held by a reservation: share the first */
     }
     fs->head_owner[pick] = id;
     fs->head_used[pick] = ++fs->lru_clock;
