@@ -328,6 +328,7 @@ struct guard {
 
 static void bounded_run(int medium, uint64_t seed, const struct guard *g)
 {
+    int seed_is_one = seed == 1 && t_scale() == 1;
     struct tfs t;
     struct wdev w;
     struct model m;
@@ -494,13 +495,23 @@ static void bounded_run(int medium, uint64_t seed, const struct guard *g)
         stats(erases, n, &em, &med, &p99);
         stats(moved, n, &mm, &med, &p99);
         stats(extra, n, &xm, &med, &p99);
-        /* Regression guard: the worst call measured (device op counts are
-         * deterministic) with a little margin. */
-        CHECK(em <= g->erases && mm <= g->moved && xm <= g->extra,
-              "[%s] worst write call: %llu segment erases (guard %u), %llu pages moved (guard "
-              "%u), %llu pages beyond its data (guard %u)",
-              label, (unsigned long long)em, (unsigned)g->erases, (unsigned long long)mm,
-              (unsigned)g->moved, (unsigned long long)xm, (unsigned)g->extra);
+        /* Guards from the stated bound (any seed): the hard path empties at
+         * most 4 victims after the call's step; beyond its data a call then
+         * programs at most those moves plus a segment of nodes and journal;
+         * erases: the victims' cold segments, the data, node and journal
+         * heads. At seed 1 the worst calls stay well inside (g: measured). */
+        uint64_t mg = 4u * (uint64_t)seg_pages + step_pages, xg = 5u * (uint64_t)seg_pages;
+        CHECK(em <= 8 && mm <= mg && xm <= xg,
+              "[%s] worst write call: %llu segment erases (bound 8), %llu pages moved (bound "
+              "%llu), %llu pages beyond its data (bound %llu)",
+              label, (unsigned long long)em, (unsigned long long)mm, (unsigned long long)mg,
+              (unsigned long long)xm, (unsigned long long)xg);
+        if (seed_is_one)
+            CHECK(em <= g->erases && mm <= g->moved && xm <= g->extra,
+                  "[%s] seed 1: worst write call %llu erases (measured guard %u), %llu moved "
+                  "(%u), %llu beyond its data (%u)",
+                  label, (unsigned long long)em, (unsigned)g->erases, (unsigned long long)mm,
+                  (unsigned)g->moved, (unsigned long long)xm, (unsigned)g->extra);
     }
     stats(erases, n, &mx, &med, &p99);
     printf("  %s: segment erases per call: max %llu, median %llu, p99 %llu\n", label,
@@ -865,8 +876,9 @@ int main(int argc, char **argv)
     const char *only = argc > 1 ? argv[1] : getenv("CAIRN_TEST_ONLY");
     int med;
     clock_t c0 = clock();
-    /* worst call measured on seed 1 (segment erases, moved pages, pages
-     * programmed beyond the call's data), plus a margin */
+    /* worst call measured on seed 1 at scale 1 (segment erases, moved pages,
+     * pages programmed beyond the call's data), plus a margin: a regression
+     * guard for that run only; other seeds are held to the stated bound */
     static const struct guard guards[2] = {{8, 240, 400}, {4, 90, 110}};
     t_begin("test_space");
     printf("test_space: fill/age (10 volume-writes x scale %u), bounded work at 80%% full, "
