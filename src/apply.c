@@ -173,7 +173,7 @@ static int cut_range(cairn *fs, uint32_t id, uint32_t from, uint32_t to)
 static int valid_run(const cairn *fs, uint32_t fpage, uint32_t phys, uint32_t count)
 {
     return count > 0 && count <= fs->seg_pages && fpage <= CN_SUB_MASK - count &&
-           cn_seg_of(fs, phys) >= 2 && cn_seg_of(fs, phys) < fs->seg_count &&
+           cn_seg_of(fs, phys) >= fs->seg_base && cn_seg_of(fs, phys) < fs->seg_count &&
            cn_seg_of(fs, phys) == cn_seg_of(fs, phys + count - 1);
 }
 

@@ -326,7 +326,6 @@ uint32_t cn_free_segs(const cairn *fs);
 uint32_t cn_dead_segs(const cairn *fs);
 void cn_seg_release_dead(cairn *fs);
 void cn_seg_retire(cairn *fs, uint32_t seg);
-int cn_seg_usable(const cairn *fs, uint32_t seg);
 uint32_t cn_wear_spread(const cairn *fs, uint32_t *min_out, uint32_t *max_out);
 
 /* alloc.c: heads, reserves, space for records and user data */

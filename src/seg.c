@@ -21,12 +21,6 @@ uint32_t cn_free_segs(const cairn *fs)
     return n;
 }
 
-/* Can this segment hold file data or nodes (a corrupted ref may say not)? */
-int cn_seg_usable(const cairn *fs, uint32_t seg)
-{
-    return seg >= fs->seg_base && seg < fs->seg_count;
-}
-
 void cn_live_add(cairn *fs, uint32_t page, int32_t delta)
 {
     uint32_t s = cn_seg_of(fs, page);
