@@ -131,7 +131,7 @@ static int check_extent(cairn *fs, struct chk *c, uint64_t k, const uint8_t *v, 
     phys = cn_get32(v);
     count = cn_get32(v + 4);
     c->r->extents++;
-    if (count == 0 || count > fs->seg_pages || cn_seg_of(fs, phys) < 2 ||
+    if (count == 0 || count > fs->seg_pages || cn_seg_of(fs, phys) < fs->seg_base ||
         cn_seg_of(fs, phys) >= fs->seg_count ||
         cn_seg_of(fs, phys) != cn_seg_of(fs, phys + count - 1)) {
         problem(c, "extent: pages outside the volume or across segments");

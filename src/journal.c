@@ -405,7 +405,8 @@ int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
         n++;
         if (type == CN_R_NEXT) {
             uint32_t next = len == 4 ? cn_get32(rec + CN_REC_HDR) : CN_NONE;
-            if (next < 2 || next >= fs->seg_count || next == seg || ++hops > fs->seg_count)
+            if (next < fs->seg_base || next >= fs->seg_count || next == seg ||
+                ++hops > fs->seg_count)
                 break;
             if (fn) {
                 err = fn(fs, type, rec + CN_REC_HDR, len, arg);
