@@ -1122,6 +1122,8 @@ void csim_power_on(csim *s)
 {
     s->powered = 1;
     s->cut_armed = 0;
+    s->n_fail = 0; /* op indexes restart at 0: a pending failure must not
+                      fire at an unrelated op of the next boot */
     s->c.mutating_ops = 0;
 }
 
@@ -1151,6 +1153,8 @@ void csim_fail_op(csim *s, uint64_t op_index)
     }
     s->fail_ops[s->n_fail++] = op_index;
 }
+
+void csim_fail_cancel(csim *s) { s->n_fail = 0; }
 
 void csim_set_bitflips(csim *s, uint32_t corrected_ppm,
                        uint32_t uncorrectable_ppm)

@@ -136,6 +136,9 @@ void csim_wear_out_after(csim *sim, uint32_t block, uint32_t erases);
 /* The mutating op with this index fails (PROG_FAIL or ERASE_FAIL) without
  * changing anything, and its block goes bad (later programs/erases fail). */
 void csim_fail_op(csim *sim, uint64_t op_index);
+/* Forget every pending csim_fail_op (csim_power_on forgets them too: op
+ * indexes restart at 0 after a power-on). */
+void csim_fail_cancel(csim *sim);
 /* Per page read: probability (parts per million) that the read is reported
  * CAIRN_DEV_CORRECTED (data intact) or CAIRN_DEV_UNCORRECTABLE (data with
  * flipped bits). */

@@ -23,7 +23,7 @@ static int need_segment(const cairn *fs, unsigned h, uint32_t want, int exact)
 {
     const struct cn_head *hd = &fs->head[h];
     return hd->seg == CN_NONE || hd->page >= fs->seg_pages ||
-           (fs->segs[hd->seg].flags & CN_SF_FAILING) ||
+           (fs->segs[hd->seg].flags & (CN_SF_FAILING | CN_SF_EVICT)) ||
            (exact && fs->seg_pages - hd->page < want);
 }
 
@@ -323,7 +323,8 @@ int cn_settle(cairn *fs, uint32_t pages)
     if (!err && pages > 0 && !fs->in_gc) {
         uint32_t soft = CN_RESERVE_SEGS + 1u + reserved_segs(fs), moved;
         /* one budget per call, however many pieces the call writes in */
-        if ((cn_free_segs(fs) <= soft || fs->gc.phase != CN_GC_IDLE) &&
+        if ((cn_free_segs(fs) <= soft || fs->gc.phase != CN_GC_IDLE ||
+             cn_anchor_evicting(fs)) &&
             fs->call_moved < fs->gc_step) {
             err = cn_gc_step(fs, fs->gc_step - fs->call_moved, pages, &moved);
             fs->call_moved += moved;

@@ -108,24 +108,83 @@ static uint32_t ck_crc_of_state(cairn *fs, uint32_t flags, uint32_t seq)
     return crc;
 }
 
-/* Write the current state as the newest checkpoint. */
-int cn_ckpt_write(cairn *fs, int clean)
+/* Slots an anchor holds, and where writing normally moves on to the other
+ * anchor: the last quarter is kept back, so that when the other anchor fails
+ * the checkpoints still have room while a replacement is made ready. */
+static uint32_t switch_slot(const cairn *fs)
 {
-    uint32_t anchor = fs->ckpt_anchor, slot = fs->ckpt_slot + 1, j, crc;
-    uint32_t seq = fs->ckpt_seq + 1, flags = clean ? CK_CLEAN : 0;
-    int err;
-    if (fs->ckpt_slot == CN_NONE)
-        slot = 0;
-    if (slot >= slots_per_anchor(fs)) {
-        anchor ^= 1u;
-        slot = 0;
-    }
-    if (slot == 0) {
-        err = cn_dev_erase_seg(fs, fs->anchor[anchor]);
+    uint32_t n = slots_per_anchor(fs);
+    return n - n / 4u;
+}
+
+static int anchor_failing(const cairn *fs, uint32_t a)
+{
+    return (fs->segs[fs->anchor[a]].flags & CN_SF_FAILING) != 0;
+}
+
+/* Is every page of the slot, every copy, erased? (An unreadable page is not.)
+ * Checked before a slot is programmed: a program over written bytes would
+ * break NOR and NAND alike, and a slot can read as unwritten to the mount's
+ * search yet hold bytes (a torn program, a hostile image). */
+static int slot_blank(cairn *fs, uint32_t anchor, uint32_t slot, int *blank)
+{
+    uint32_t j, i, first = slot_page(fs, anchor, slot);
+    *blank = 0;
+    for (j = 0; j < slot_pages(fs); j++) {
+        int err = cn_dev_read(fs, first + j, 0, fs->scratch2, fs->page_size);
+        if (err == CAIRN_ERR_IO)
+            return 0;
         if (err)
             return err;
+        for (i = 0; i < fs->page_size; i++)
+            if (fs->scratch2[i] != 0xFF)
+                return 0;
     }
-    crc = ck_crc_of_state(fs, flags, seq);
+    *blank = 1;
+    return 0;
+}
+
+/* Where the next checkpoint goes: the first blank slot after the newest one in
+ * the same anchor, until its switch point (or its end, when the other anchor
+ * is failing); else slot 0 of the other anchor, erased first. The anchor that
+ * holds the newest valid checkpoint is never erased (invariant I3). */
+static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
+{
+    uint32_t cur = fs->ckpt_anchor, other = cur ^ 1u, limit, s;
+    int err, blank;
+    if (fs->ckpt_slot != CN_NONE && !anchor_failing(fs, cur)) {
+        limit = anchor_failing(fs, other) ? slots_per_anchor(fs) : switch_slot(fs);
+        for (s = fs->ckpt_slot + 1u; s < limit; s++) {
+            blank = s >= fs->ckpt_blank_from[cur];
+            err = blank ? 0 : slot_blank(fs, cur, s, &blank);
+            if (err)
+                return err;
+            if (blank) {
+                *anchor_out = cur;
+                *slot_out = s;
+                return 0;
+            }
+        }
+    }
+    if (fs->ckpt_slot == CN_NONE)
+        other = cur; /* format: the first checkpoint goes to slot 0 of anchor 0 */
+    if (anchor_failing(fs, other))
+        return CAIRN_ERR_IO; /* both anchors failed, or one failed and the other is full */
+    CN_ASSERT(fs->ckpt_slot == CN_NONE || other != fs->ckpt_anchor);
+    *anchor_out = other;
+    *slot_out = 0;
+    fs->ckpt_blank_from[other] = CN_NONE;
+    err = cn_dev_erase_seg(fs, fs->anchor[other]);
+    if (!err)
+        fs->ckpt_blank_from[other] = 0;
+    return err;
+}
+
+static int program_slot(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t flags,
+                        uint32_t seq)
+{
+    uint32_t j, crc = ck_crc_of_state(fs, flags, seq);
+    int err;
     for (j = 0; j < slot_pages(fs); j++) {
         ck_page(fs, j % fs->ckpt_pages, fs->scratch2, flags, seq);
         if (j % fs->ckpt_pages == 0)
@@ -135,13 +194,76 @@ int cn_ckpt_write(cairn *fs, int clean)
         if (err)
             return err;
     }
-    err = cn_dev_sync(fs);
+    return cn_dev_sync(fs);
+}
+
+/* The anchors become {kept, fresh}: mount finds them so once the old one's
+ * blocks are marked bad. `kept` holds the newest checkpoint. */
+static void set_anchors(cairn *fs, uint32_t kept, uint32_t fresh, uint32_t kept_blank_from,
+                        uint32_t fresh_blank_from)
+{
+    CN_ASSERT(kept < fresh);
+    fs->anchor[0] = kept;
+    fs->anchor[1] = fresh;
+    fs->ckpt_anchor = 0;
+    fs->ckpt_blank_from[0] = kept_blank_from;
+    fs->ckpt_blank_from[1] = fresh_blank_from;
+    fs->seg_base = fresh + 1u;
+}
+
+static void mark_blocks_bad(cairn *fs, uint32_t seg)
+{
+    struct cairn_dev *d = fs->dev;
+    uint32_t bpl = fs->seg_pages / d->geo.pages_per_block, i;
+    if (d->mark_bad != NULL && !fs->read_only)
+        for (i = 0; i < bpl; i++)
+            (void)d->mark_bad(d->ctx, seg * bpl + i); /* best effort: the table says BAD */
+}
+
+/* A checkpoint naming the replacement is durable in anchor `kept`: the
+ * failing anchor's blocks are marked bad (anchor.c, step 3). */
+static void retire_failing_anchor(cairn *fs, uint32_t kept)
+{
+    uint32_t failing = fs->anchor[kept ^ 1u], fresh = fs->anchor_new;
+    mark_blocks_bad(fs, failing);
+    set_anchors(fs, fs->anchor[kept], fresh, fs->ckpt_blank_from[kept], 0);
+    fs->anchor_new = CN_NONE;
+}
+
+/* Write the current state as the newest checkpoint. A program or erase that
+ * fails in an anchor flags it failing (device.c) and the checkpoint goes to
+ * the other anchor; the flag travels in the table, and the failing anchor is
+ * replaced (anchor.c) before its partner fills up. Any other error (a power
+ * cut) is returned as it is: the previous checkpoint stands. */
+int cn_ckpt_write(cairn *fs, int clean)
+{
+    uint32_t seq = fs->ckpt_seq + 1, flags = clean ? CK_CLEAN : 0, tries, anchor = 0, slot = 0;
+    int err = cn_anchor_tend(fs);
     if (err)
         return err;
-    fs->ckpt_anchor = anchor;
-    fs->ckpt_slot = slot;
-    fs->ckpt_seq = seq;
-    return 0;
+    for (tries = 0; tries < 3; tries++) {
+        int tried = 0;
+        err = next_slot(fs, &anchor, &slot);
+        if (!err) {
+            tried = 1;
+            err = program_slot(fs, anchor, slot, flags, seq);
+        }
+        if (!err) {
+            if (slot >= fs->ckpt_blank_from[anchor])
+                fs->ckpt_blank_from[anchor] = slot + 1u;
+            fs->ckpt_anchor = anchor;
+            fs->ckpt_slot = slot;
+            fs->ckpt_seq = seq;
+            if (fs->anchor_new != CN_NONE)
+                retire_failing_anchor(fs, anchor);
+            return 0;
+        }
+        if (tried && anchor == fs->ckpt_anchor && fs->ckpt_slot != CN_NONE)
+            fs->ckpt_slot = slot; /* a torn slot is never programmed again */
+        if (err != CAIRN_ERR_IO || !anchor_failing(fs, anchor))
+            return err;
+    }
+    return err;
 }
 
 /* Read and verify one copy of a slot; on success the state is loaded into fs. */
@@ -207,28 +329,35 @@ static int ck_read(cairn *fs, uint32_t anchor, uint32_t slot, int load, uint32_t
     return err;
 }
 
+/* Has the slot been written? Its copies' headers are looked at (an
+ * unreadable page was written: its second copy may serve). */
 static int slot_written(cairn *fs, uint32_t anchor, uint32_t slot, int *written)
 {
     uint8_t h[20];
-    uint32_t i;
-    int err = cn_dev_read(fs, slot_page(fs, anchor, slot), 0, h, sizeof h);
-    *written = 1; /* an unreadable page was written: its second copy may serve */
-    if (err)
-        return err == CAIRN_ERR_IO ? 0 : err;
+    uint32_t i, c;
+    *written = 1;
+    for (c = 0; c < fs->ckpt_copies; c++) {
+        int err = cn_dev_read(fs, slot_page(fs, anchor, slot) + c * fs->ckpt_pages, 0, h,
+                              sizeof h);
+        if (err)
+            return err == CAIRN_ERR_IO ? 0 : err;
+        for (i = 0; i < sizeof h; i++)
+            if (h[i] != 0xFF)
+                return 0;
+    }
     *written = 0;
-    for (i = 0; i < sizeof h; i++)
-        if (h[i] != 0xFF)
-            *written = 1;
     return 0;
 }
 
 /* Last slot of an anchor holding a valid checkpoint, or CN_NONE. Slots are
- * written in order, after a mount one slot may be skipped (see ckpt_load), so
- * "slot i or slot i+1 written" is true on a prefix of the slots. */
+ * written in order and a mount skips one slot (see cn_ckpt_load), so "slot i
+ * or slot i+1 written" holds on a prefix of the slots: a binary search finds
+ * its end. From there the search steps back over torn slots, as many as there
+ * are: a device in a brown-out loop tears one slot per boot (invariant I2). */
 static int last_valid(cairn *fs, uint32_t anchor, uint32_t *slot_out, uint32_t *seq_out,
                       uint32_t *flags_out, uint32_t *blank_out)
 {
-    uint32_t lo = 0, hi = slots_per_anchor(fs), s, tries;
+    uint32_t lo = 0, hi = slots_per_anchor(fs), s;
     int err, w1, w2;
     while (lo < hi) { /* first i where neither i nor i+1 is written */
         uint32_t mid = (lo + hi) / 2;
@@ -248,16 +377,48 @@ static int last_valid(cairn *fs, uint32_t anchor, uint32_t *slot_out, uint32_t *
     }
     *slot_out = CN_NONE;
     *blank_out = lo;
-    /* the newest written slot is lo - 1 or lo; try back over torn ones */
+    /* the newest written slot is lo - 1 or lo */
     s = lo + 1 < slots_per_anchor(fs) ? lo + 1 : slots_per_anchor(fs);
-    for (tries = 0; s > 0 && tries < 4; tries++) {
+    while (s > 0) {
         s--;
-        if (ck_read(fs, anchor, s, 0, seq_out, flags_out) == 0) {
+        err = ck_read(fs, anchor, s, 0, seq_out, flags_out);
+        if (err == 0) {
             *slot_out = s;
             return 0;
         }
+        if (err != CAIRN_ERR_CORRUPT && err != CAIRN_ERR_IO)
+            return err;
     }
     return 0;
+}
+
+/* The table names the anchors. When it names one of the two found as bad and
+ * a later segment as the replacement, a cut came between the checkpoint that
+ * made the replacement and the marking of the failing anchor's blocks
+ * (anchor.c, step 3): finish it. Anything else is left to the mount's
+ * consistency check. */
+static void adopt_anchors(cairn *fs)
+{
+    uint32_t a, s, fresh = CN_NONE, kept = fs->ckpt_anchor;
+    if (fs->segs[fs->anchor[0]].state == CN_SEG_ANCHOR &&
+        fs->segs[fs->anchor[1]].state == CN_SEG_ANCHOR)
+        return;
+    a = kept ^ 1u;
+    if (fs->segs[fs->anchor[kept]].state != CN_SEG_ANCHOR ||
+        fs->segs[fs->anchor[a]].state != CN_SEG_BAD)
+        return;
+    for (s = fs->seg_base; s < fs->seg_count; s++) {
+        if (fs->segs[s].state == CN_SEG_ANCHOR && fresh == CN_NONE)
+            fresh = s;
+        else if (fs->segs[s].state == CN_SEG_ANCHOR)
+            return; /* two replacements: not a state cairn writes */
+        else if (fresh == CN_NONE && fs->segs[s].state != CN_SEG_BAD)
+            return; /* the replacement is the first good segment after the anchors */
+    }
+    if (fresh == CN_NONE)
+        return;
+    mark_blocks_bad(fs, fs->anchor[a]);
+    set_anchors(fs, fs->anchor[kept], fresh, CN_NONE, CN_NONE);
 }
 
 int cn_ckpt_load(cairn *fs)
@@ -282,6 +443,7 @@ int cn_ckpt_load(cairn *fs)
      * checkpoint goes one further (ckpt_write adds one to ckpt_slot). */
     fs->ckpt_slot = blank[best];
     fs->ckpt_seq = seq[best];
+    adopt_anchors(fs);
     return (flags[best] & CK_CLEAN) ? 1 : 0;
 }
 

@@ -18,6 +18,17 @@
 #define CN_NOINLINE
 #endif
 
+/* Invariant checks (the numbered invariants of docs/DESIGN.md, "Invariants").
+ * A port may define CAIRN_ASSERT (e.g. to its own fault handler) before this
+ * header is read, or to nothing; by default it is the C library's assert,
+ * active unless NDEBUG is defined. An invariant check never reads the device
+ * and never changes state. */
+#ifndef CAIRN_ASSERT
+#include <assert.h>
+#define CAIRN_ASSERT(c) assert(c)
+#endif
+#define CN_ASSERT(c) CAIRN_ASSERT(c)
+
 /* ---- limits ---- */
 #define CN_MAX_HEIGHT 5    /* tree levels, leaves included */
 #define CN_MAX_OPEN 32     /* handles (files + dirs) */
@@ -113,7 +124,8 @@ struct cn_seg {
 #define CN_SF_SCRUB 0x02u   /* reads needed error correction: move its data soon */
 #define CN_SF_FAILING 0x04u /* a program or erase failed: move its data, retire it */
 #define CN_SF_STUCK 0x08u   /* holds pages GC could not read: not a victim again */
-#define CN_SF_URGENT (CN_SF_SCRUB | CN_SF_FAILING)
+#define CN_SF_EVICT 0x10u   /* replaces a failing anchor: emptied, not handed out */
+#define CN_SF_URGENT (CN_SF_SCRUB | CN_SF_FAILING | CN_SF_EVICT)
 
 /* Heads: where each kind of write appends. Files written side by side get a
  * data head each, up to cfg.data_heads (CN_DATA_HEADS_MAX). */
@@ -222,6 +234,8 @@ struct cairn {
     uint32_t ckpt_anchor;   /* 0 or 1: anchor holding the newest one */
     uint32_t ckpt_slot;     /* its slot */
     uint32_t ckpt_pages;    /* pages per checkpoint slot */
+    uint32_t ckpt_blank_from[2]; /* per anchor: slots from here on are known
+                                    erased (erased this session), CN_NONE: unknown */
     uint32_t root;          /* tree root ref (page or CN_DIRTY_REF|slot) */
     uint32_t height;        /* levels; 1 = the root is a leaf */
     uint32_t next_id;
@@ -245,6 +259,9 @@ struct cairn {
     uint32_t free_segs; /* FREE or ERASED, live 0, not pinned */
     uint32_t seg_base;  /* first segment after the anchors */
     uint32_t anchor[2]; /* the two anchor segments (the first two good ones) */
+    uint32_t anchor_evict; /* segment being emptied to replace a failing anchor */
+    uint32_t anchor_new;   /* replacement named in the table, awaiting its
+                              checkpoint (then the failing one is marked bad) */
     uint32_t seg_clock; /* counts segments opened: the age scale of GC */
     uint32_t head_owner[CN_DATA_HEADS_MAX]; /* file id writing through it, 0 none */
     uint32_t head_used[CN_DATA_HEADS_MAX];  /* clock of its last use (sharing) */
@@ -271,6 +288,8 @@ int cn_dev_prog(cairn *fs, uint32_t page, uint32_t off, const void *buf,
                 uint32_t len, const void *spare, uint32_t spare_len);
 int cn_dev_erase_seg(cairn *fs, uint32_t seg);
 int cn_dev_sync(cairn *fs);
+int cn_dev_blank(cairn *fs, uint32_t page, uint32_t off, uint8_t *buf, uint32_t len,
+                 int *blank);
 int cn_begin_write(cairn *fs);
 static inline uint32_t cn_seg_of(const cairn *fs, uint32_t page) { return page / fs->seg_pages; }
 
@@ -363,6 +382,12 @@ int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
 int cn_ckpt_write(cairn *fs, int clean);
 int cn_ckpt_load(cairn *fs);
 int cn_ckpt_format(cairn *fs);
+int cn_ckpt_adopt_anchors(cairn *fs);
+
+/* anchor.c: replacing a failing anchor */
+int cn_seg_good(cairn *fs, uint32_t s);
+int cn_anchor_tend(cairn *fs);
+int cn_anchor_evicting(const cairn *fs);
 
 /* apply.c: record effects on the tree (shared by live path and replay) */
 int cn_apply(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);

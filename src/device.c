@@ -129,6 +129,34 @@ int cn_dev_erase_seg(cairn *fs, uint32_t seg)
     return 0;
 }
 
+/* Do bytes [off, off + len) of a page read erased (0xFF), and its spare
+ * tag, on media that tag data pages? buf (len bytes) is the caller's. An
+ * unreadable page counts as written: cairn programs only pages it knows to
+ * be erased (invariant I4). */
+int cn_dev_blank(cairn *fs, uint32_t page, uint32_t off, uint8_t *buf, uint32_t len,
+                 int *blank)
+{
+    struct cairn_dev *d = fs->dev;
+    uint32_t i;
+    int err = cn_dev_read(fs, page, off, buf, len);
+    *blank = 0;
+    if (err)
+        return err == CAIRN_ERR_IO ? 0 : err;
+    for (i = 0; i < len; i++)
+        if (buf[i] != 0xFF)
+            return 0;
+    if (fs->spare_tags) {
+        uint8_t tag[CN_TAG_LEN];
+        if (d->read_spare(d->ctx, page, tag, CN_TAG_LEN) < 0)
+            return 0;
+        for (i = 0; i < CN_TAG_LEN; i++)
+            if (tag[i] != 0xFF)
+                return 0;
+    }
+    *blank = 1;
+    return 0;
+}
+
 int cn_dev_sync(cairn *fs)
 {
     struct cairn_dev *d = fs->dev;

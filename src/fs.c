@@ -133,6 +133,8 @@ static int setup(cairn *fs, const struct cairn_config *cfg)
     fs->wear_spread = cfg->wear_spread ? cfg->wear_spread : 16;
     fs->gc_step = cfg->gc_step_pages ? cfg->gc_step_pages : 16;
     fs->gc.victim = CN_NONE;
+    fs->ckpt_blank_from[0] = fs->ckpt_blank_from[1] = CN_NONE;
+    fs->anchor_evict = fs->anchor_new = CN_NONE;
     fs->segs = (struct cn_seg *)(void *)(m + l.off_segs);
     fs->slots = (struct cn_slot *)(void *)(m + l.off_slots);
     fs->cache = m + l.off_cache;
@@ -151,26 +153,13 @@ static int setup(cairn *fs, const struct cairn_config *cfg)
     return 0;
 }
 
-/* Is every erase block of segment s good (as the driver's marks say)? */
-static int seg_good(cairn *fs, uint32_t s)
-{
-    struct cairn_dev *d = fs->dev;
-    uint32_t bpl = fs->seg_pages / d->geo.pages_per_block, i;
-    if (d->is_bad == NULL)
-        return 1;
-    for (i = 0; i < bpl; i++)
-        if (d->is_bad(d->ctx, s * bpl + i) != 0)
-            return 0;
-    return 1;
-}
-
 /* The anchors are the first two good segments: mount finds them with a bad
  * block query or two, and factory-bad blocks at the start cost nothing more. */
 static int find_anchors(cairn *fs)
 {
     uint32_t s, n = 0;
     for (s = 0; s < fs->seg_count && n < 2 && s < 16; s++)
-        if (seg_good(fs, s))
+        if (cn_seg_good(fs, s))
             fs->anchor[n++] = s;
     if (n < 2)
         return CAIRN_ERR_IO;
@@ -229,7 +218,7 @@ int cairn_format(cairn *fs, const struct cairn_config *cfg)
     /* erase everything now, so that a fresh volume never erases on a write;
      * factory-bad blocks and blocks that fail to erase are left out */
     for (s = fs->seg_base; s < fs->seg_count && !err; s++) {
-        if (!seg_good(fs, s)) {
+        if (!cn_seg_good(fs, s)) {
             fs->segs[s].state = CN_SEG_BAD;
             continue;
         }
@@ -314,6 +303,25 @@ static int state_sane(cairn *fs)
     return 0;
 }
 
+/* A clean checkpoint says where the journal and each head go on. Are those
+ * bytes erased? If not, something was written after this checkpoint that no
+ * newer valid checkpoint accounts for (newer slots lost or erased): replay
+ * the journal instead and continue in fresh segments (invariant I4). */
+static int clean_ends_blank(cairn *fs, int *blank)
+{
+    uint32_t ps = fs->page_size, h;
+    int err = 0;
+    *blank = 1;
+    if (fs->log.off < fs->seg_pages * ps)
+        err = cn_dev_blank(fs, fs->log.seg * fs->seg_pages + fs->log.off / ps, fs->log.off % ps,
+                           fs->scratch2, ps - fs->log.off % ps, blank);
+    for (h = 0; h < CN_HEADS && !err && *blank; h++)
+        if (fs->head[h].seg != CN_NONE && fs->head[h].page < fs->seg_pages)
+            err = cn_dev_blank(fs, fs->head[h].seg * fs->seg_pages + fs->head[h].page, 0,
+                               fs->scratch2, ps, blank);
+    return err;
+}
+
 /* After a cut: replay the journal, then continue in fresh segments (pages
  * past the last durable record may be torn) and checkpoint the result. */
 static int recover(cairn *fs)
@@ -360,6 +368,11 @@ int cairn_mount(cairn *fs, const struct cairn_config *cfg)
     if (!clean)
         clean = cn_ckpt_load(fs);
     err = clean < 0 ? clean : state_sane(fs);
+    if (!err && clean == 1 && !fs->read_only) {
+        int blank;
+        err = clean_ends_blank(fs, &blank);
+        clean = blank;
+    }
     if (!err) {
         fs->log.flushed = fs->log.off;
         if (clean)

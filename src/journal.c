@@ -198,7 +198,7 @@ static int append_once(cairn *fs, uint8_t type, const uint8_t *payload, uint32_t
         if (err)
             return err;
     }
-    if (fs->log.off + size > limit(fs)) {
+    if (fs->log.off + size > limit(fs) || (fs->segs[fs->log.seg].flags & CN_SF_EVICT)) {
         err = switch_segment(fs);
         if (err)
             return err;
@@ -255,6 +255,7 @@ int cn_log_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
     uint8_t tag[CN_TAG_LEN];
     int err;
     if (!fs->spare_tags || fs->log.off % fs->page_size != 0 ||
+        (fs->segs[fs->log.seg].flags & CN_SF_EVICT) ||
         fs->log.flushed != fs->log.off || fs->log.off + fs->page_size > limit(fs))
         return 1;
     *phys = log_page(fs);

@@ -10,7 +10,7 @@ static int seg_is_free(const cairn *fs, uint32_t s)
 {
     const struct cn_seg *g = &fs->segs[s];
     return (g->state == CN_SEG_FREE || g->state == CN_SEG_ERASED) && g->live == 0 &&
-           !g->aux && !(g->flags & CN_SF_FAILING);
+           !g->aux && !(g->flags & (CN_SF_FAILING | CN_SF_EVICT));
 }
 
 uint32_t cn_free_segs(const cairn *fs)
@@ -91,8 +91,19 @@ int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out)
         if (best == CN_NONE)
             return CAIRN_ERR_NOSPC;
         if (fs->segs[best].state == CN_SEG_ERASED) {
-            *seg_out = best;
-            return 0;
+            /* erased as the table says? Every writer starts a segment at
+             * its first byte, so a used one shows there (a table rolled
+             * back over newer data, invariant I4) */
+            uint8_t head[16];
+            int blank;
+            err = cn_dev_blank(fs, best * fs->seg_pages, 0, head, sizeof head, &blank);
+            if (err)
+                return err;
+            if (blank) {
+                *seg_out = best;
+                return 0;
+            }
+            fs->segs[best].state = CN_SEG_FREE;
         }
         err = cn_dev_erase_seg(fs, best);
         if (err == 0) {
@@ -147,7 +158,7 @@ void cn_seg_release_dead(cairn *fs)
         if (g->state == CN_SEG_FREE) {
             if (g->flags & CN_SF_FAILING)
                 cn_seg_retire(fs, s);
-            g->flags = 0;
+            g->flags &= CN_SF_EVICT; /* an anchor's replacement stays reserved */
         }
     }
 }

@@ -268,6 +268,7 @@ void csim_power_on(csim *sim);
 void csim_set_factory_bad(csim *sim, uint32_t block);
 void csim_wear_out_after(csim *sim, uint32_t block, uint32_t erases);
 void csim_fail_op(csim *sim, uint64_t op_index);
+void csim_fail_cancel(csim *sim);
 void csim_set_bitflips(csim *sim, uint32_t corrected_ppm,
                        uint32_t uncorrectable_ppm);
 int csim_peek(const csim *sim, uint32_t page, void *data, void *spare);

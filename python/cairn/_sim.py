@@ -405,6 +405,10 @@ class Sim:
         """The mutating op with this index fails and its block goes bad."""
         lib.csim_fail_op(self._p(), op_index)
 
+    def fail_cancel(self) -> None:
+        """Forget pending fail_op failures (power_on forgets them too)."""
+        lib.csim_fail_cancel(self._p())
+
     def set_bitflips(self, corrected_ppm: int = 0, uncorrectable_ppm: int = 0) -> None:
         """Per page read (NAND only): probabilities in parts per million."""
         lib.csim_set_bitflips(self._p(), corrected_ppm, uncorrectable_ppm)

@@ -282,6 +282,10 @@ static void corrected_run(uint32_t ppm, uint64_t seed)
         }
     }
     d_close_all(&d);
+    { /* (the closing flushes read too; reads of the anchors flag nothing) */
+        uint32_t f = flagged(t.fs, CN_SF_SCRUB);
+        most = f > most ? f : most;
+    }
     csim_set_bitflips(t.sim, 0, 0);
     /* scrubbing is GC work: idle collection carries it out */
     for (k = 0; k < 200 && flagged_full(t.fs, CN_SF_SCRUB) > 0; k++)

@@ -793,7 +793,18 @@ static int cd_read(void *ctx, uint32_t page, uint32_t off, void *buf, uint32_t l
     int r = c->in->read(c->in->ctx, page, off, buf, len);
     const uint8_t *b = (const uint8_t *)buf;
     if (c->on && r >= 0) {
-        if (off == 0 && len >= 2 && b[0] == 'C' && (b[1] == 'N' || b[1] == 'R')) {
+        const struct cairn_geometry *g = &c->in->geo;
+        uint32_t seg_pages = g->pages_per_block * (g->blocks_per_lblock ? g->blocks_per_lblock : 1u);
+        /* checkpoints and their slots (the anchors: the first two segments
+         * here, no bad blocks) are metadata; a slot is read before it is
+         * programmed, blank (src/ckpt.c) */
+        uint32_t i, ff = 1;
+        for (i = 0; i < len && ff; i++)
+            ff = b[i] == 0xFF;
+        /* ... and so is a check that a segment about to be opened is erased
+         * (its first bytes, all 0xFF) */
+        if ((off == 0 && len >= 2 && b[0] == 'C' && (b[1] == 'N' || b[1] == 'R')) ||
+            page < 2u * seg_pages || (ff && len <= 16)) {
             c->meta_reads++;
         } else {
             c->data_reads++;

@@ -518,6 +518,18 @@ static void test_bad_blocks(void)
     CHECK(d->erase(d->ctx, 5) == CAIRN_DEV_ERASE_FAIL &&
               (csim_peek(s, 5 * 64, p, NULL), memcmp(p, a, 2048) == 0),
           "fail_op: chosen erase fails and leaves the data");
+    /* fail_op: cancelled, and forgotten at power-on (indexes restart) */
+    csim_fail_op(s, sim_cnt(s).mutating_ops);
+    csim_fail_cancel(s);
+    CHECK(d->erase(d->ctx, 6) == 0, "fail_op: a cancelled failure does not fire");
+    csim_fail_op(s, sim_cnt(s).mutating_ops + 5);
+    csim_cut_at(s, sim_cnt(s).mutating_ops, CSIM_TEAR_NONE);
+    (void)d->erase(d->ctx, 7);
+    csim_power_on(s);
+    for (i0 = 0; i0 < 8; i0++)
+        if (d->erase(d->ctx, 7) != 0)
+            break;
+    CHECK(i0 == 8, "fail_op: a failure pending at a cut does not fire after power-on");
     csim_free(s);
 }
 

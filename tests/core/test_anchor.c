@@ -1,0 +1,280 @@
+/*
+ * The anchors and their checkpoints under repeated power cuts, failing anchor
+ * blocks and hostile images (issue 9, items 1, 2 and 10; invariants I1-I4 of
+ * docs/DESIGN.md):
+ * - a brown-out boot loop: mount, cut at one of the first programs of the
+ *   session, again and again (up to 40 times in a row), on NOR, NAND, BLOCK:
+ *   every mount succeeds and the file synced before the loop is intact;
+ * - a failing anchor (program or erase fails, block 0 factory-bad or not):
+ *   the call that hit it still succeeds, the volume keeps working through many
+ *   more checkpoints and remounts, and its data stays;
+ * - hostile images: the newest checkpoint slots erased (mount finds an older
+ *   one), a NAND slot whose first copy reads blank: cairn never programs a
+ *   page it does not know to be erased (the simulator's rule check).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cn.h"
+#include "tsupport.h"
+
+struct geo_case {
+    const char *label, *model;
+    uint32_t blocks, per_lblock;
+};
+
+static const struct geo_case geos[] = {
+    {"nor-m25p16 whole", "nor-m25p16", 0, 0},
+    {"nor-w25q128 8/seg", "nor-w25q128", 256, 8},
+    {"nand-dhara", "nand-dhara", 64, 1},
+    {"sd-tf slice", "sd-tf", 0, 0},
+};
+#define NGEOS (sizeof geos / sizeof geos[0])
+
+static csim *geo_sim(const struct geo_case *g, uint64_t seed)
+{
+    if (strcmp(g->model, "sd-tf") == 0)
+        return t_sim_new(T_BLOCK, seed);
+    return t_sim_model(g->model, g->blocks, g->per_lblock, seed);
+}
+
+static uint8_t payload[6000];
+
+/* Mount after a cut; a mount that fails is a failure of the test. */
+static int mount_ok(struct tfs *t, const char *label, unsigned round)
+{
+    int rc;
+    csim_power_on(t->sim);
+    rc = t_fs_mount(t);
+    CHECK(rc == 0, "%s: mount after cut %u: %s", label, round, t_errname(rc));
+    return rc;
+}
+
+/* One step of a session's first write: appends to "log" and syncs. */
+static int session_write(struct tfs *t, unsigned round)
+{
+    int32_t fd = cairn_open(t->fs, "/log", CAIRN_O_WRONLY | CAIRN_O_CREAT | CAIRN_O_APPEND);
+    int32_t rc;
+    if (fd < 0)
+        return fd;
+    rc = cairn_write(t->fs, fd, payload + round % 64, 100);
+    if (rc >= 0)
+        rc = cairn_close(t->fs, fd);
+    else
+        (void)cairn_close(t->fs, fd);
+    return rc < 0 ? rc : 0;
+}
+
+/* Brown-out loop: every session is cut at one of its first `depth` mutating
+ * operations, `rounds` times in a row, then the volume must mount and hold
+ * the synced file. Both tear modes alternate. */
+static void boot_loop(const struct geo_case *g, unsigned rounds, unsigned depth, uint64_t seed)
+{
+    struct tfs t;
+    char label[96];
+    unsigned r, mounts = 0;
+    uint64_t rng = seed;
+    snprintf(label, sizeof label, "boot loop %s depth %u", g->label, depth);
+    t_fs_init(&t, geo_sim(g, seed), 1);
+    t_fs_format_mount(&t);
+    CHECK_EQ(t_write_file(t.fs, "/keep", payload, 5000), 0, "%s: write keep", label);
+    CHECK_EQ(t_fs_remount(&t, label), 0, "%s: clean remount", label);
+    for (r = 0; r < rounds; r++) {
+        struct csim_counters c;
+        uint32_t k = t_randn(&rng, depth);
+        csim_counters(t.sim, &c);
+        csim_cut_at(t.sim, c.mutating_ops + k, (r & 1) ? CSIM_TEAR_RANDOM : CSIM_TEAR_PREFIX);
+        (void)session_write(&t, r);
+        (void)session_write(&t, r + 1);
+        if (csim_powered(t.sim)) {
+            csim_cut_cancel(t.sim); /* the writes needed fewer ops than k */
+            t_fs_unmount(&t);
+        } else {
+            t_fs_abandon(&t);
+        }
+        if (mount_ok(&t, label, r) != 0)
+            break;
+        mounts++;
+    }
+    if (t.mounted) {
+        t_check_file(t.fs, "/keep", payload, 5000, label);
+        CHECK_EQ(session_write(&t, 7), 0, "%s: a write after the loop", label);
+        CHECK_EQ(t_fs_remount(&t, label), 0, "%s: remount after the loop", label);
+        t_check_file(t.fs, "/keep", payload, 5000, label);
+    }
+    printf("  %s: %u cuts in a row at one of the first %u programs of a session, %u mounts\n",
+           label, rounds, depth, mounts);
+    t_fs_free(&t);
+}
+
+/* Cuts inside the recovery mount itself: after a cut in a session, the next
+ * mounts are cut at each of their own programs in turn. */
+static void cut_in_recovery(const struct geo_case *g, uint64_t seed)
+{
+    struct tfs t;
+    char label[96];
+    unsigned k, cuts = 0;
+    snprintf(label, sizeof label, "recovery cuts %s", g->label);
+    t_fs_init(&t, geo_sim(g, seed), 1);
+    t_fs_format_mount(&t);
+    CHECK_EQ(t_write_file(t.fs, "/keep", payload, 5000), 0, "%s: write keep", label);
+    CHECK_EQ(cairn_sync(t.fs), 0, "%s: sync", label);
+    {
+        struct csim_counters c;
+        csim_counters(t.sim, &c);
+        csim_cut_at(t.sim, c.mutating_ops + 3, CSIM_TEAR_PREFIX);
+        (void)session_write(&t, 1);
+        (void)session_write(&t, 2);
+        (void)session_write(&t, 3);
+        t_fs_abandon(&t);
+    }
+    for (k = 0; k < 40; k++) { /* the k-th program of the recovery mount */
+        csim_power_on(t.sim);
+        csim_cut_at(t.sim, k, (k & 1) ? CSIM_TEAR_RANDOM : CSIM_TEAR_PREFIX);
+        if (t_fs_mount(&t) == 0) {
+            csim_cut_cancel(t.sim);
+            break; /* the recovery needs fewer programs than k */
+        }
+        cuts++;
+        t_fs_abandon(&t);
+    }
+    if (!t.mounted)
+        mount_ok(&t, label, k);
+    if (t.mounted) {
+        t_check_file(t.fs, "/keep", payload, 5000, label);
+        CHECK_EQ(t_fs_check(&t, label), 0, "%s: check", label);
+    }
+    printf("  %s: %u mounts cut in a row, then mounted\n", label, cuts);
+    t_fs_free(&t);
+}
+
+/* The anchor blocks of the volume (its first two good segments). */
+static void anchor_blocks(struct tfs *t, uint32_t first_block[2], uint32_t *bpl)
+{
+    const struct cairn_geometry *geo = csim_geometry(t->sim);
+    *bpl = geo->blocks_per_lblock ? geo->blocks_per_lblock : 1;
+    first_block[0] = t->fs->anchor[0] * *bpl;
+    first_block[1] = t->fs->anchor[1] * *bpl;
+}
+
+/* A failing anchor: its blocks wear out after `after` more erases (0: the
+ * next program or erase fails). Many checkpoints and remounts follow. */
+static void failing_anchor(const struct geo_case *g, int block0_bad, unsigned which,
+                           uint32_t after, uint64_t seed)
+{
+    struct tfs t;
+    char label[112];
+    uint32_t ab[2], bpl, i, fails = 0, n;
+    snprintf(label, sizeof label, "failing anchor %u %s%s after %u erases", which, g->label,
+             block0_bad ? " (block 0 factory-bad)" : "", after);
+    t_fs_init(&t, geo_sim(g, seed), 1);
+    if (block0_bad)
+        csim_set_factory_bad(t.sim, 0);
+    t_fs_format_mount(&t);
+    CHECK_EQ(t_write_file(t.fs, "/keep", payload, 5000), 0, "%s: write keep", label);
+    anchor_blocks(&t, ab, &bpl);
+    for (i = 0; i < bpl; i++)
+        csim_wear_out_after(t.sim, ab[which] + i, after);
+    for (n = 0; n < 600; n++) {
+        int rc = session_write(&t, n);
+        if (rc != 0)
+            fails++;
+        if (n % 2 == 1 && t_fs_remount(&t, label) != 0)
+            break;
+    }
+    CHECK_EQ(fails, 0, "%s: writes that failed", label);
+    if (t.mounted) {
+        int32_t size;
+        struct cairn_info info;
+        t_check_file(t.fs, "/keep", payload, 5000, label);
+        CHECK_EQ(cairn_stat(t.fs, "/log", &info), 0, "%s: stat log", label);
+        size = info.size;
+        CHECK_EQ(size, 600 * 100, "%s: every append is there", label);
+        CHECK(t.fs->anchor[0] != ab[which] / bpl && t.fs->anchor[1] != ab[which] / bpl,
+              "%s: the failing anchor was replaced", label);
+    }
+    printf("  %s: 600 synced appends, 300 remounts, %u failed calls, anchors now %u, %u\n", label,
+           fails, t.mounted ? t.fs->anchor[0] : 0, t.mounted ? t.fs->anchor[1] : 0);
+    t_fs_free(&t);
+}
+
+/* Erase the newest checkpoint slots of a clean volume that went on after
+ * them: mount must not program over the pages written since (I4). */
+static void rolled_back_image(const struct geo_case *g, uint64_t seed)
+{
+    struct tfs t;
+    char label[96];
+    uint32_t a, s, pages_per_slot, ps;
+    uint8_t *blank;
+    snprintf(label, sizeof label, "rolled-back image %s", g->label);
+    t_fs_init(&t, geo_sim(g, seed), 1);
+    t_fs_format_mount(&t);
+    CHECK_EQ(t_write_file(t.fs, "/a", payload, 3000), 0, "%s: write a", label);
+    CHECK_EQ(t_fs_remount(&t, label), 0, "%s: remount", label);
+    CHECK_EQ(t_write_file(t.fs, "/b", payload + 7, 4000), 0, "%s: write b", label);
+    CHECK_EQ(t_fs_remount(&t, label), 0, "%s: remount", label);
+    /* erase the two newest slots of the current anchor */
+    a = t.fs->ckpt_anchor;
+    s = t.fs->ckpt_slot;
+    pages_per_slot = t.fs->ckpt_pages * t.fs->ckpt_copies;
+    ps = t.fs->page_size;
+    blank = malloc(ps);
+    memset(blank, 0xFF, ps);
+    {
+        uint32_t slot, j, seg_pages = t.fs->seg_pages, anchor_seg = t.fs->anchor[a];
+        t_fs_unmount(&t); /* its clean checkpoint goes to slot s */
+        for (slot = s >= 2 ? s - 2 : 0; slot <= s; slot++)
+            for (j = 0; j < pages_per_slot; j++) {
+                uint32_t page = anchor_seg * seg_pages + slot * pages_per_slot + j;
+                uint8_t spare[256];
+                memset(spare, 0xFF, sizeof spare);
+                csim_poke(t.sim, page, blank, spare);
+            }
+    }
+    free(blank);
+    { /* a fresh device with that image: the dump written back to a chip */
+        struct t_image im;
+        t_image_take(&im, t.sim);
+        csim_free(t.sim);
+        t.sim = geo_sim(g, seed);
+        t.cfg.dev = csim_dev(t.sim);
+        t_image_put(&im, t.sim);
+        t_image_free(&im);
+    }
+    if (t_fs_mount(&t) == 0) {
+        (void)session_write(&t, 1);
+        (void)t_write_file(t.fs, "/c", payload, 2000);
+        CHECK_EQ(t_fs_remount(&t, label), 0, "%s: remount after writes", label);
+        CHECK_EQ(t_fs_check(&t, label), 0, "%s: check", label);
+    }
+    CHECK(t_fs_no_violations(&t, label) == 0, "%s: no program over written pages", label);
+    printf("  %s: mounted, wrote, remounted; rule violations: %s\n", label,
+           csim_last_violation(t.sim)[0] ? csim_last_violation(t.sim) : "none");
+    t.allow_violations = 1;
+    t_fs_free(&t);
+}
+
+int main(int argc, char **argv)
+{
+    unsigned i, scale = t_scale();
+    uint64_t seed = t_env_u64("CAIRN_TEST_SEED", 1);
+    (void)argc;
+    (void)argv;
+    t_begin("test_anchor");
+    t_pattern(payload, sizeof payload, 99);
+    printf("test_anchor: seed %llu\n", (unsigned long long)seed);
+    for (i = 0; i < NGEOS; i++) {
+        boot_loop(&geos[i], 2, 1, seed);       /* the reported sequence */
+        boot_loop(&geos[i], 12 * scale, 3, seed + i);
+        boot_loop(&geos[i], 40 * scale, 8, seed + 17 + i);
+        cut_in_recovery(&geos[i], seed + i);
+        rolled_back_image(&geos[i], seed + i);
+    }
+    for (i = 0; i < NGEOS; i++) {
+        failing_anchor(&geos[i], 0, 0, 0, seed + i);
+        failing_anchor(&geos[i], 0, 1, 0, seed + i);
+        failing_anchor(&geos[i], 1, 0, 1, seed + i);
+        failing_anchor(&geos[i], 0, 1, 2, seed + i);
+    }
+    return t_summary("test_anchor");
+}
