@@ -384,6 +384,9 @@ int cn_ckpt_load(cairn *fs);
 int cn_ckpt_format(cairn *fs);
 int cn_ckpt_adopt_anchors(cairn *fs);
 
+/* invariant.c: the state check (CAIRN_STATE_CHECKS builds; else nothing) */
+void cn_state_check(const cairn *fs);
+
 /* anchor.c: replacing a failing anchor */
 int cn_seg_good(cairn *fs, uint32_t s);
 int cn_anchor_tend(cairn *fs);

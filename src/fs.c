@@ -182,6 +182,7 @@ int cn_fs_ready(cairn *fs, int write)
         return CAIRN_ERR_INVAL;
     if (fs->broken)
         return CAIRN_ERR_IO;
+    cn_state_check(fs);
     if (write && fs->read_only)
         return CAIRN_ERR_ROFS;
     if (write) {
@@ -385,6 +386,8 @@ int cairn_mount(cairn *fs, const struct cairn_config *cfg)
         fs->mounted = 1;
         if (!fs->read_only)
             err = cn_finish_orphans(fs, CN_NONE);
+        if (!err)
+            cn_state_check(fs);
     }
     if (err)
         teardown(fs);
