@@ -50,7 +50,11 @@ static uint32_t pick_victim(cairn *fs, int for_space)
         uint64_t score;
         if (g->state != CN_SEG_FULL || (g->flags & CN_SF_STUCK) || g->live == 0)
             continue; /* (dead ones are freed by the next commit) */
-        if (g->flags & CN_SF_URGENT)
+        /* flagged ones first, if they fit: a scrub or a failing segment
+         * that is nearly all live must not keep GC from the garbage it
+         * could collect (a full volume of flagged segments got NOSPC on
+         * every call, issue 9 item 5) */
+        if ((g->flags & CN_SF_URGENT) && cn_gc_fits(fs, g->live, for_space))
             return s;
         if (level && g->erase_count == min_erase &&
             (coldest == CN_NONE || age_of(fs, s) > age_of(fs, coldest)))
