@@ -173,6 +173,8 @@ static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
     CN_ASSERT(fs->ckpt_slot == CN_NONE || other != fs->ckpt_anchor);
     *anchor_out = other;
     *slot_out = 0;
+    if (fs->ckpt_blank_from[other] == 0)
+        return 0; /* erased in this session and not written since (format) */
     fs->ckpt_blank_from[other] = CN_NONE;
     err = cn_dev_erase_seg(fs, fs->anchor[other]);
     if (!err)
@@ -258,6 +260,8 @@ int cn_ckpt_write(cairn *fs, int clean)
                 retire_failing_anchor(fs, anchor);
             return 0;
         }
+        if (tried && fs->ckpt_blank_from[anchor] <= slot)
+            fs->ckpt_blank_from[anchor] = slot + 1u; /* not blank any more */
         if (tried && anchor == fs->ckpt_anchor && fs->ckpt_slot != CN_NONE)
             fs->ckpt_slot = slot; /* a torn slot is never programmed again */
         if (err != CAIRN_ERR_IO || !anchor_failing(fs, anchor))
@@ -447,11 +451,10 @@ int cn_ckpt_load(cairn *fs)
     return (flags[best] & CK_CLEAN) ? 1 : 0;
 }
 
+/* The first checkpoint, into slot 0 of anchor 0 (format erased both). */
 int cn_ckpt_format(cairn *fs)
 {
-    int err = cn_dev_erase_seg(fs, fs->anchor[1]);
-    if (err)
-        return err;
+    fs->ckpt_blank_from[0] = fs->ckpt_blank_from[1] = 0;
     fs->ckpt_anchor = 0;
     fs->ckpt_slot = CN_NONE;
     fs->ckpt_seq = 0;

@@ -167,6 +167,28 @@ static int find_anchors(cairn *fs)
     return 0;
 }
 
+/* Format erases the anchors first: one whose erase fails is marked bad and
+ * the next good segment takes its place, so a new volume never starts with
+ * an anchor that cannot be written. */
+static int erase_anchors(cairn *fs)
+{
+    uint32_t tries, a;
+    for (tries = 0; tries < 8; tries++) {
+        int err = find_anchors(fs), retry = 0;
+        for (a = 0; a < 2 && !err && !retry; a++) {
+            err = cn_dev_erase_seg(fs, fs->anchor[a]);
+            if (err && (fs->segs[fs->anchor[a]].flags & CN_SF_FAILING)) {
+                cn_seg_retire(fs, fs->anchor[a]); /* marks its blocks bad */
+                err = 0;
+                retry = 1;
+            }
+        }
+        if (!retry)
+            return err;
+    }
+    return CAIRN_ERR_IO;
+}
+
 static void teardown(cairn *fs)
 {
 #ifndef CAIRN_NO_MALLOC
@@ -209,7 +231,7 @@ int cairn_format(cairn *fs, const struct cairn_config *cfg)
     err = setup(fs, &c);
     if (err)
         return err;
-    err = find_anchors(fs);
+    err = erase_anchors(fs);
     for (s = 0; s < fs->seg_count && !err; s++)
         fs->segs[s].state = s < fs->seg_base ? CN_SEG_BAD : CN_SEG_FREE;
     if (!err) {

@@ -198,6 +198,33 @@ static void failing_anchor(const struct geo_case *g, int block0_bad, unsigned wh
     t_fs_free(&t);
 }
 
+/* Format on a device whose first blocks fail their first erase: format
+ * takes the next good segments as anchors, and the volume works. */
+static void format_failing_anchor(const struct geo_case *g, uint32_t failing, uint64_t seed)
+{
+    struct tfs t;
+    char label[96];
+    uint32_t b, bpl;
+    int rc;
+    snprintf(label, sizeof label, "format, first %u blocks fail, %s", failing, g->label);
+    t_fs_init(&t, geo_sim(g, seed), 1);
+    bpl = csim_geometry(t.sim)->blocks_per_lblock ? csim_geometry(t.sim)->blocks_per_lblock : 1;
+    for (b = 0; b < failing * bpl; b++)
+        csim_wear_out_after(t.sim, b, 0);
+    rc = cairn_format(t.fs, &t.cfg);
+    CHECK_EQ(rc, 0, "%s: format", label);
+    if (rc == 0 && t_fs_mount(&t) == 0) {
+        CHECK(t.fs->anchor[0] >= failing, "%s: anchors past the failing blocks (%u, %u)", label,
+              t.fs->anchor[0], t.fs->anchor[1]);
+        CHECK_EQ(t_write_file(t.fs, "/a", payload, 3000), 0, "%s: write", label);
+        CHECK_EQ(t_fs_remount(&t, label), 0, "%s: remount", label);
+        t_check_file(t.fs, "/a", payload, 3000, label);
+    }
+    printf("  %s: anchors %u, %u\n", label, t.mounted ? t.fs->anchor[0] : 0,
+           t.mounted ? t.fs->anchor[1] : 0);
+    t_fs_free(&t);
+}
+
 /* Erase the newest checkpoint slots of a clean volume that went on after
  * them: mount must not program over the pages written since (I4). */
 static void rolled_back_image(const struct geo_case *g, uint64_t seed)
@@ -336,6 +363,8 @@ int main(int argc, char **argv)
         failing_anchor(&geos[i], 0, 1, 0, seed + i);
         failing_anchor(&geos[i], 1, 0, 1, seed + i);
         failing_anchor(&geos[i], 0, 1, 2, seed + i);
+        format_failing_anchor(&geos[i], 1, seed + i);
+        format_failing_anchor(&geos[i], 3, seed + i);
     }
     return t_summary("test_anchor");
 }
