@@ -14,7 +14,7 @@
  * data: GC-moved data then shares the metadata head. */
 static unsigned resolve(const cairn *fs, unsigned h)
 {
-    return h == CN_H_COLD && fs->seg_count < 64u ? CN_H_META : h;
+    return h == CN_H_COLD && fs->seg_count < 64u ? (unsigned)CN_H_META : h;
 }
 
 static int is_data_head(unsigned h) { return h >= CN_H_DATA; }
@@ -184,7 +184,7 @@ int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t want,
     int err = cn_begin_write(fs);
     if (err)
         return err;
-    h = short_lived && fs->data_heads > 1 ? CN_H_META : data_head_of(fs, f->id);
+    h = short_lived && fs->data_heads > 1 ? (unsigned)CN_H_META : data_head_of(fs, f->id);
     if (f->reserved == 0 && need_segment(fs, h, want, 0) &&
         cn_free_segs(fs) <= CN_RESERVE_SEGS + reserved_segs(fs))
         return CAIRN_ERR_NOSPC; /* the free segments are promised to others */
@@ -309,6 +309,17 @@ static int record_space(cairn *fs)
     return err == CAIRN_ERR_NOSPC ? 0 : err;
 }
 
+/* A failing anchor's replacement still holds data: empty it now, not in
+ * steps, because the healthy anchor has only its spare slots left (anchor.c). */
+static int evict_for_anchor(cairn *fs)
+{
+    uint32_t rounds;
+    int err = 0;
+    for (rounds = 0; rounds < 4u && !err && cn_anchor_evicting(fs); rounds++)
+        err = cn_gc_collect(fs);
+    return err == CAIRN_ERR_NOSPC ? 0 : err;
+}
+
 /* At the top of an operation that may write `pages` of file data: begin the
  * session, make room for records, and collect garbage: one bounded step
  * (cfg.gc_step_pages moved pages) while free segments run low, a whole
@@ -320,11 +331,12 @@ int cn_settle(cairn *fs, uint32_t pages)
     int err = cn_begin_write(fs);
     if (!err)
         err = record_space(fs);
+    if (!err && !fs->in_gc && !fs->recovering)
+        err = evict_for_anchor(fs);
     if (!err && pages > 0 && !fs->in_gc) {
         uint32_t soft = CN_RESERVE_SEGS + 1u + reserved_segs(fs), moved;
         /* one budget per call, however many pieces the call writes in */
-        if ((cn_free_segs(fs) <= soft || fs->gc.phase != CN_GC_IDLE ||
-             cn_anchor_evicting(fs)) &&
+        if ((cn_free_segs(fs) <= soft || fs->gc.phase != CN_GC_IDLE) &&
             fs->call_moved < fs->gc_step) {
             err = cn_gc_step(fs, fs->gc_step - fs->call_moved, pages, &moved);
             fs->call_moved += moved;

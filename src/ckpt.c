@@ -109,12 +109,14 @@ static uint32_t ck_crc_of_state(cairn *fs, uint32_t flags, uint32_t seq)
 }
 
 /* Slots an anchor holds, and where writing normally moves on to the other
- * anchor: the last quarter is kept back, so that when the other anchor fails
- * the checkpoints still have room while a replacement is made ready. */
+ * anchor: the second half is kept back, so that when the other anchor fails
+ * the checkpoints still have room while a replacement is made ready (a
+ * session takes up to three slots: the skipped one, its first write's, its
+ * unmount's). */
 static uint32_t switch_slot(const cairn *fs)
 {
     uint32_t n = slots_per_anchor(fs);
-    return n - n / 4u;
+    return n - n / 2u;
 }
 
 static int anchor_failing(const cairn *fs, uint32_t a)
@@ -240,12 +242,13 @@ static void retire_failing_anchor(cairn *fs, uint32_t kept)
 int cn_ckpt_write(cairn *fs, int clean)
 {
     uint32_t seq = fs->ckpt_seq + 1, flags = clean ? CK_CLEAN : 0, tries, anchor = 0, slot = 0;
-    int err = cn_anchor_tend(fs);
-    if (err)
-        return err;
+    int err = CAIRN_ERR_IO;
     for (tries = 0; tries < 3; tries++) {
         int tried = 0;
-        err = next_slot(fs, &anchor, &slot);
+        /* (again after a failure: the retry already flags the replacement) */
+        err = cn_anchor_tend(fs);
+        if (!err)
+            err = next_slot(fs, &anchor, &slot);
         if (!err) {
             tried = 1;
             err = program_slot(fs, anchor, slot, flags, seq);
