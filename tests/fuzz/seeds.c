@@ -1,0 +1,105 @@
+/*
+ * Writes the seed corpus of the fuzz targets (tests/fuzz/corpus):
+ *   image/: small volumes in the page-list format, built by formatting and
+ *           writing files: cleanly unmounted, with a journal left to replay,
+ *           with an orphan still being freed, on NOR and NAND;
+ *   ops/:   a few call sequences, with and without a cut.
+ *
+ * Usage: fuzz_seeds CORPUS_DIR   (writes CORPUS_DIR/image and CORPUS_DIR/ops,
+ * which must exist)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_util.h"
+
+enum ending { CLEAN = 0, JOURNAL = 1, ORPHAN = 2 };
+
+static void put_file(cairn *fs, const char *path, uint32_t len, uint8_t fill)
+{
+    static uint8_t buf[8192];
+    int fd = cairn_open(fs, path, CAIRN_O_RDWR | CAIRN_O_CREAT);
+    memset(buf, fill, sizeof buf);
+    if (fd < 0 || cairn_write(fs, fd, buf, (int32_t)len) != (int32_t)len ||
+        cairn_close(fs, fd) != 0)
+        fz_fail("seed: writing %s", path);
+}
+
+static void save(const char *dir, const char *name, const uint8_t *data, size_t n)
+{
+    char path[512];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0)
+        fz_fail("seed: writing %s", path);
+    printf("%s: %zu bytes\n", path, n);
+}
+
+static void image_seed(const char *dir, int medium, int ending, const char *name)
+{
+    struct fz_vol v;
+    static uint8_t out[1u << 20];
+    size_t n;
+    cairn *fs;
+    if (fz_vol_new(&v, medium, 1) != 0 || cairn_format(v.fs, &v.cfg) != 0 ||
+        cairn_mount(v.fs, &v.cfg) != 0)
+        fz_fail("seed: format");
+    fs = v.fs;
+    if (cairn_mkdir(fs, "/d") != 0 || cairn_mkdir(fs, "/d/e") != 0)
+        fz_fail("seed: mkdir");
+    put_file(fs, "/a", 2000, 'a');
+    put_file(fs, "/d/b", 300, 'b');
+    put_file(fs, "/d/e/c", 0, 'c');
+    if (cairn_setattr(fs, "/a", 3, "attr", 4) != 0 ||
+        cairn_ring_create(fs, "/ring", 1024) != 0)
+        fz_fail("seed: attr/ring");
+    if (ending != CLEAN) {
+        if (cairn_sync(fs) != 0)
+            fz_fail("seed: sync");
+        put_file(fs, "/big", 6000, 'g');
+        put_file(fs, "/j", 700, 'j');
+    }
+    if (ending == ORPHAN && (cairn_sync(fs) != 0 || cairn_remove(fs, "/big") != 0))
+        fz_fail("seed: remove");
+    if (ending == CLEAN) {
+        if (cairn_unmount(fs) != 0)
+            fz_fail("seed: unmount");
+    } else if (cairn_sync(fs) != 0) {
+        fz_fail("seed: sync");
+    }
+    out[0] = (uint8_t)medium;
+    n = fz_image_save(&v, out + 1, sizeof out - 1);
+    if (n == 0)
+        fz_fail("seed: image too big");
+    save(dir, name, out, n + 1);
+    fz_vol_free(&v);
+}
+
+int main(int argc, char **argv)
+{
+    char dir[512];
+    /* ops: medium/tear, cut (u16, 0xFFFF none), then {op, a, b} triples */
+    static const uint8_t ops_plain[] = {0, 0xFF, 0xFF, 0, 0, 0, 1, 0, 200, 9, 0, 0,
+                                        8, 0, 0, 0, 2, 0, 1, 2, 90, 7, 0, 3, 12, 0, 0};
+    static const uint8_t ops_cut[] = {2, 40, 0, 0, 1, 0, 1, 5, 255, 4, 1, 20, 6, 0, 0,
+                                      14, 3, 4, 11, 1, 2, 10, 0, 50, 12, 0, 0};
+    static const uint8_t ops_nand[] = {3, 25, 0, 8, 0, 0, 0, 2, 1, 1, 2, 180, 9, 2, 1,
+                                       13, 2, 4, 15, 2, 30, 5, 2, 0, 6, 2, 0};
+    if (argc != 2) {
+        fprintf(stderr, "usage: fuzz_seeds CORPUS_DIR\n");
+        return 2;
+    }
+    snprintf(dir, sizeof dir, "%s/image", argv[1]);
+    image_seed(dir, FZ_NOR, CLEAN, "nor-clean");
+    image_seed(dir, FZ_NOR, JOURNAL, "nor-journal");
+    image_seed(dir, FZ_NOR, ORPHAN, "nor-orphan");
+    image_seed(dir, FZ_NAND, CLEAN, "nand-clean");
+    image_seed(dir, FZ_NAND, JOURNAL, "nand-journal");
+    snprintf(dir, sizeof dir, "%s/ops", argv[1]);
+    save(dir, "plain", ops_plain, sizeof ops_plain);
+    save(dir, "cut", ops_cut, sizeof ops_cut);
+    save(dir, "nand-cut", ops_nand, sizeof ops_nand);
+    return 0;
+}
