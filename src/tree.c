@@ -76,6 +76,9 @@ CN_NOINLINE static int node_sane(const cairn *fs, const uint8_t *n, uint32_t wan
         for (i = 1; i < count; i++)
             if (cn_get64(n + HDR + i * IENT) <= cn_get64(n + HDR + (i - 1) * IENT) && i > 1)
                 return CAIRN_ERR_CORRUPT;
+        for (i = 0; i < count; i++) /* a node on flash names pages, never cache slots */
+            if (cn_get32(n + HDR + i * IENT + 8) & CN_DIRTY_REF)
+                return CAIRN_ERR_CORRUPT;
         return 0;
     }
     for (i = 0; i < count; i++) {
@@ -291,15 +294,21 @@ CN_NOINLINE static int hit_out(cairn *fs, const struct path *p, struct cn_hit *h
 int cn_tree_seek(cairn *fs, struct cn_hit *h, int le)
 {
     struct path p;
-    int err = descend(fs, &p, h->key), dir;
+    uint64_t key = h->key;
+    int err = descend(fs, &p, key), dir;
     if (err)
         return err;
-    dir = seek_in_leaf(fs, &p, h->key, le);
+    dir = seek_in_leaf(fs, &p, key, le);
     if (dir != 0)
         err = step_leaf(fs, &p, dir) ? descend_from(fs, &p, 0) : CAIRN_ERR_NOENT;
     if (err == 0)
         err = hit_out(fs, &p, h);
     unpin(fs, &p);
+    /* A neighbour leaf holding keys outside its parent's range would answer
+     * with a key on the wrong side; the callers' loops advance by the key
+     * they get, so that would never end. */
+    if (err == 0 && (le ? h->key > key : h->key < key))
+        return CAIRN_ERR_CORRUPT;
     return err;
 }
 

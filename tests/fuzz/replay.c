@@ -20,7 +20,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define REPLAY_SECONDS 60
+#define REPLAY_SECONDS 20
 #define MAX_INPUT (4u << 20)
 
 static const char *current = "";
