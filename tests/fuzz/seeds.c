@@ -3,7 +3,9 @@
  *   image/: small volumes in the page-list format, built by formatting and
  *           writing files: cleanly unmounted, with a journal left to replay,
  *           with an orphan still being freed, on NOR and NAND;
- *   ops/:   a few call sequences, with and without a cut.
+ *   ops/:   a few call sequences, with and without a cut;
+ * and the hand-made regression images of regress/image/ (crafted through the
+ * core's internal calls, so their CRCs are valid and they fail on any build).
  *
  * Usage: fuzz_seeds CORPUS_DIR   (writes CORPUS_DIR/image and CORPUS_DIR/ops,
  * which must exist)
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cn.h"
 #include "fuzz_util.h"
 
 enum ending { CLEAN = 0, JOURNAL = 1, ORPHAN = 2 };
@@ -77,6 +80,36 @@ static void image_seed(const char *dir, int medium, int ending, const char *name
     fz_vol_free(&v);
 }
 
+/* A file whose map holds an EXTENT of 0 pages past its end, and an ORPHAN
+ * mark on it: mount finishes the orphan's trim with an unlimited budget, and
+ * before the extents were validated that trim made no progress (mount never
+ * returned). */
+static void orphan_hang(const char *dir)
+{
+    struct fz_vol v;
+    struct cairn_info info;
+    static uint8_t out[1u << 20];
+    uint8_t val[8];
+    struct cn_ext e;
+    size_t n;
+    if (fz_vol_new(&v, FZ_NOR, 1) != 0 || cairn_format(v.fs, &v.cfg) != 0 ||
+        cairn_mount(v.fs, &v.cfg) != 0)
+        fz_fail("seed: format");
+    put_file(v.fs, "/h", 3000, 'h');
+    if (cairn_stat(v.fs, "/h", &info) != 0 || cn_extent_find(v.fs, info.id, 0, 0, &e) != 0)
+        fz_fail("seed: stat /h");
+    cn_put32(val, e.phys);
+    cn_put32(val + 4, 0); /* no pages */
+    if (cn_tree_put(v.fs, cn_key(info.id, CN_K_EXTENT, 40), val, 8) != 0 ||
+        cn_tree_put(v.fs, cn_key(0, CN_K_ORPHAN, info.id), "", 0) != 0 ||
+        cairn_unmount(v.fs) != 0)
+        fz_fail("seed: crafting the orphan");
+    out[0] = FZ_NOR;
+    n = fz_image_save(&v, out + 1, sizeof out - 1);
+    save(dir, "hang-mount-orphan-extent-count0", out, n + 1);
+    fz_vol_free(&v);
+}
+
 int main(int argc, char **argv)
 {
     char dir[512];
@@ -101,5 +134,7 @@ int main(int argc, char **argv)
     save(dir, "plain", ops_plain, sizeof ops_plain);
     save(dir, "cut", ops_cut, sizeof ops_cut);
     save(dir, "nand-cut", ops_nand, sizeof ops_nand);
+    snprintf(dir, sizeof dir, "%s/../regress/image", argv[1]);
+    orphan_hang(dir);
     return 0;
 }
