@@ -710,7 +710,11 @@ static int walk_child(cairn *fs, struct path *p, uint32_t lv, uint32_t i)
 int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg)
 {
     struct path p;
-    uint32_t lv = 0;
+    uint32_t lv = 0, visits = 0;
+    /* Every node of a sound tree is visited once, and there are at most as
+     * many as fit the volume plus the dirty ones in the cache. A tree read
+     * from flash whose nodes share children could take ~84^4 visits. */
+    uint32_t most = fs->seg_count * (fs->seg_pages / fs->node_pages) + fs->nslots;
     int err;
     p.n = 0;
     err = load(fs, &p, 0, fs->root);
@@ -718,7 +722,12 @@ int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg)
     while (!err) {
         uint32_t slot = p.slot[lv], next;
         if (p.idx[lv] == WALK_FRESH) {
-            int r = fn(fs, slot, fs->slots[slot].dirty ? CN_NONE : fs->slots[slot].addr, arg);
+            int r;
+            if (++visits > most) {
+                err = CAIRN_ERR_CORRUPT;
+                break;
+            }
+            r = fn(fs, slot, fs->slots[slot].dirty ? CN_NONE : fs->slots[slot].addr, arg);
             err = r < 0 ? r : 0; /* a rewriting walker began the session itself */
             if (err)
                 break;

@@ -364,9 +364,14 @@ void fz_walk(struct fz_vol *v)
     struct walk *w = (struct walk *)calloc(1, sizeof *w);
     struct cairn_check_report rep;
     struct cairn_fsinfo info;
+    int rc;
     if (!w)
         fz_fail("out of memory");
-    fz_check_rc(cairn_check(v->fs, &rep, NULL, NULL), "check");
+    rc = cairn_check(v->fs, &rep, NULL, NULL);
+    fz_check_rc(rc, "check");
+    if (getenv("FZ_VERBOSE"))
+        fprintf(stderr, "walk: check %s, %u problems, %u nodes, %u files\n", cairn_errname(rc),
+                (unsigned)rep.errors, (unsigned)rep.nodes, (unsigned)rep.files);
     fz_check_rc(cairn_fs_stat(v->fs, &info), "fs_stat");
     list_all(v, w);
     write_some(v, w);

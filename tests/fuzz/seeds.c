@@ -110,6 +110,61 @@ static void orphan_hang(const char *dir)
     fz_vol_free(&v);
 }
 
+/* A tree of 5 levels whose internal nodes have all their 84 children at one
+ * node of the level below: 5 nodes on flash, ~84^4 paths. The checkpoint is
+ * patched to make it the root (its CRC is then wrong: this image needs the
+ * CAIRN_FUZZ_NO_CRC core of the replay). Before the walk was bounded by the
+ * nodes the volume can hold, cairn_check spent minutes in it. */
+static void shared_children(const char *dir)
+{
+    struct fz_vol v;
+    static uint8_t out[1u << 20];
+    uint8_t page[1024], node[1024];
+    uint32_t np, seg, lv, i, ck, base, ps;
+    size_t n;
+    if (fz_vol_new(&v, FZ_NOR, 1) != 0 || cairn_format(v.fs, &v.cfg) != 0 ||
+        cairn_mount(v.fs, &v.cfg) != 0 || cairn_unmount(v.fs) != 0)
+        fz_fail("seed: format");
+    v.cfg.read_only = 1; /* where the newest checkpoint is, without writing */
+    if (cairn_mount(v.fs, &v.cfg) != 0)
+        fz_fail("seed: mount");
+    ps = v.fs->page_size;
+    np = v.fs->node_pages;
+    seg = v.fs->seg_count - 1;
+    ck = v.fs->seg_base * v.fs->seg_pages - 2 * v.fs->seg_pages; /* the anchors */
+    if (cairn_unmount(v.fs) != 0 || np * ps != sizeof node)
+        fz_fail("seed: geometry");
+    base = seg * v.fs->seg_pages;
+    for (lv = 0; lv < 5; lv++) { /* the node of level lv at base + (4 - lv) * np */
+        uint32_t count = lv ? (uint32_t)(sizeof node - 16u) / 12u : 0;
+        memset(node, 0xFF, sizeof node);
+        memset(node, 0, 16);
+        cn_put16(node, 0x4E43u);
+        node[2] = 1;
+        node[3] = (uint8_t)lv;
+        cn_put16(node + 4, (uint16_t)count);
+        cn_put16(node + 6, (uint16_t)(count * 12u));
+        for (i = 0; i < count; i++) {
+            cn_put64(node + 16 + i * 12, (uint64_t)i << 32);
+            cn_put32(node + 16 + i * 12 + 8, base + (5 - lv) * np);
+        }
+        for (i = 0; i < np; i++)
+            csim_poke(v.sim, base + (4 - lv) * np + i, node + i * ps, NULL);
+    }
+    for (i = 0; i < 2 * v.fs->seg_pages; i++) { /* every checkpoint of the anchors */
+        csim_peek(v.sim, ck + i, page, NULL);
+        if (cn_get32(page) != 0x314E5243u) /* "CRN1" */
+            continue;
+        cn_put32(page + 36, base); /* root */
+        cn_put32(page + 40, 5);    /* height */
+        csim_poke(v.sim, ck + i, page, NULL);
+    }
+    out[0] = FZ_NOR;
+    n = fz_image_save(&v, out + 1, sizeof out - 1);
+    save(dir, "hang-check-shared-children", out, n + 1);
+    fz_vol_free(&v);
+}
+
 int main(int argc, char **argv)
 {
     char dir[512];
@@ -136,5 +191,6 @@ int main(int argc, char **argv)
     save(dir, "nand-cut", ops_nand, sizeof ops_nand);
     snprintf(dir, sizeof dir, "%s/../regress/image", argv[1]);
     orphan_hang(dir);
+    shared_children(dir);
     return 0;
 }
