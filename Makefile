@@ -1,13 +1,14 @@
 # Thin wrapper over CMake: the short commands of README.md.
 BUILD      ?= build
 BUILD_REL  ?= build-release
+BUILD_FUZZ ?= build-fuzz
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE      ?= cmake
 PYTHON     ?= python3
 VENV       ?= .venv
 VPY        := $(VENV)/bin/python
 
-.PHONY: all build venv venv-bench test bench torture clean
+.PHONY: all build venv venv-bench test bench torture fuzz clean
 
 all: build venv
 
@@ -51,5 +52,31 @@ torture:
 	$(CMAKE) --build $(BUILD_REL) -j $(JOBS)
 	cd $(BUILD_REL) && ctest --output-on-failure -L torture
 
+# Coverage-guided fuzzing with libFuzzer (docs/TESTING.md "Fuzzing"): builds
+# tests/fuzz with clang and runs each target for FUZZ_SECONDS on one core,
+# starting from its corpus; crashes land in $(BUILD_FUZZ)/crashes/<target>/.
+# FUZZ_TARGETS picks the targets.
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS ?= image ops
+FUZZ_CC      ?= clang
+fuzz:
+	@command -v $(FUZZ_CC) >/dev/null 2>&1 || { \
+	  echo "make fuzz: $(FUZZ_CC) not found; install the Debian packages clang and libclang-rt-14-dev"; exit 1; }
+	@mkdir -p $(BUILD_FUZZ); printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' \
+	  > $(BUILD_FUZZ)/probe.c; \
+	$(FUZZ_CC) -fsanitize=fuzzer $(BUILD_FUZZ)/probe.c -o $(BUILD_FUZZ)/probe >/dev/null 2>&1 || { \
+	  echo "make fuzz: $(FUZZ_CC) cannot link libFuzzer; install the Debian package libclang-rt-14-dev"; exit 1; }
+	CC=$(FUZZ_CC) $(CMAKE) -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=Debug -DCAIRN_FUZZ=ON -DCAIRN_SANITIZE=OFF
+	$(CMAKE) --build $(BUILD_FUZZ) -j $(JOBS) $(foreach t,$(FUZZ_TARGETS),--target fuzz_$(t))
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(BUILD_FUZZ)/corpus/$$t $(BUILD_FUZZ)/crashes/$$t; \
+	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
+	  case $$t in ops) len="-max_len=300 -len_control=0";; *) len="-max_len=65536";; esac; \
+	  $(BUILD_FUZZ)/tests/fuzz/fuzz_$$t $(BUILD_FUZZ)/corpus/$$t tests/fuzz/corpus/$$t \
+	    tests/fuzz/regress/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=2048 \
+	    $$len -print_final_stats=1 \
+	    -artifact_prefix=$(BUILD_FUZZ)/crashes/$$t/ || exit 1; \
+	done
+
 clean:
-	rm -rf $(BUILD) $(BUILD_REL)
+	rm -rf $(BUILD) $(BUILD_REL) $(BUILD_FUZZ)

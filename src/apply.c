@@ -83,6 +83,18 @@ static int inode_set_size(cairn *fs, uint32_t id, int32_t size)
     return inode_update(fs, id, &size, NULL, NULL);
 }
 
+/* A run of file pages [fpage, +count) at phys: at least one page, all in one
+ * segment after the anchors, inside the volume. Every extent read from the
+ * tree is checked with this too: a count of 0 (or one past its segment) would
+ * stop the loops over extents from making progress, and a page outside the
+ * volume would send GC and the trims to the wrong segment table entry. */
+static int valid_run(const cairn *fs, uint32_t fpage, uint32_t phys, uint32_t count)
+{
+    return count > 0 && count <= fs->seg_pages && fpage <= CN_SUB_MASK - count &&
+           cn_seg_of(fs, phys) >= fs->seg_base && cn_seg_of(fs, phys) < fs->seg_count &&
+           cn_seg_of(fs, phys) == cn_seg_of(fs, phys + count - 1);
+}
+
 CN_NOINLINE static int get_extent(cairn *fs, uint64_t key, uint32_t *phys, uint32_t *count)
 {
     uint8_t v[8];
@@ -92,7 +104,7 @@ CN_NOINLINE static int get_extent(cairn *fs, uint64_t key, uint32_t *phys, uint3
         return err;
     *phys = cn_get32(v);
     *count = cn_get32(v + 4);
-    return vlen == 8 ? 0 : CAIRN_ERR_CORRUPT;
+    return vlen == 8 && valid_run(fs, cn_key_sub(key), *phys, *count) ? 0 : CAIRN_ERR_CORRUPT;
 }
 
 static int put_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32_t count)
@@ -130,7 +142,7 @@ CN_NOINLINE int cn_extent_find(cairn *fs, uint32_t id, uint32_t fpage, int le, s
     phys = cn_get32(v); /* decoded in place: little-endian bytes to host order */
     e->count = cn_get32(v + 4);
     e->phys = phys;
-    return 0;
+    return valid_run(fs, e->start, phys, e->count) ? 0 : CAIRN_ERR_CORRUPT;
 }
 typedef char cn_ext_packed[offsetof(struct cn_ext, count) == offsetof(struct cn_ext, phys) + 4 ? 1 : -1];
 
@@ -153,6 +165,8 @@ static int cut_range(cairn *fs, uint32_t id, uint32_t from, uint32_t to)
     while (err == 0 && e.start < to) {
         uint32_t s = e.start, p = e.phys, n = e.count;
         uint32_t a = s > cursor ? s : cursor, b = s + n < to ? s + n : to;
+        if (b <= a) /* cannot happen with valid extents: never loop without progress */
+            return CAIRN_ERR_CORRUPT;
         cn_live_add(fs, p + (a - s), -(int32_t)(b - a));
         if (s < a)
             err = put_extent(fs, id, s, p, a - s);
@@ -168,13 +182,6 @@ static int cut_range(cairn *fs, uint32_t id, uint32_t from, uint32_t to)
         err = cn_extent_find(fs, id, cursor, 0, &e);
     }
     return err == CAIRN_ERR_NOENT ? 0 : err;
-}
-
-static int valid_run(const cairn *fs, uint32_t fpage, uint32_t phys, uint32_t count)
-{
-    return count > 0 && count <= fs->seg_pages && fpage <= CN_SUB_MASK - count &&
-           cn_seg_of(fs, phys) >= fs->seg_base && cn_seg_of(fs, phys) < fs->seg_count &&
-           cn_seg_of(fs, phys) == cn_seg_of(fs, phys + count - 1);
 }
 
 /* map_run once [fpage, +count) is cut: map it, merged with a neighbour that
@@ -314,7 +321,7 @@ CN_NOINLINE static int apply_trim(cairn *fs, uint32_t id)
             return err;
         if (cn_key_kind(k) == CN_K_EXTENT) {
             uint32_t s = cn_key_sub(k), n = cn_get32(v + 4);
-            if (h.len != 8)
+            if (h.len != 8 || !valid_run(fs, s, cn_get32(v), n))
                 return CAIRN_ERR_CORRUPT;
             if (s + n <= first)
                 break;

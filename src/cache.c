@@ -25,7 +25,7 @@ CN_NOINLINE static int node_check(const uint8_t *node, uint32_t size)
     cn_put32(hdr + 12, 0);
     crc = cn_crc32(0, hdr, NODE_HDR);
     crc = cn_crc32(crc, node + NODE_HDR, used);
-    return crc == cn_get32(node + 12) ? 0 : CAIRN_ERR_CORRUPT;
+    return cn_crc_ok(cn_get32(node + 12), crc) ? 0 : CAIRN_ERR_CORRUPT;
 }
 
 /* A slot to reuse (>= 0), or an error. */

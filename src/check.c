@@ -114,7 +114,7 @@ static int check_tag(cairn *fs, struct chk *c, uint32_t id, uint32_t fpage, uint
     }
     if (!cn_tag_ok(tag) || cn_get32(tag + 4) != id || cn_get32(tag + 8) != fpage)
         problem(c, "data: page tag does not match its extent");
-    else if (cn_get32(tag + 20) != cn_crc32(0, fs->scratch2, fs->page_size))
+    else if (!cn_crc_ok(cn_get32(tag + 20), cn_crc32(0, fs->scratch2, fs->page_size)))
         problem(c, "data: page content fails its CRC");
     return 0;
 }

@@ -318,7 +318,7 @@ static int ck_read_copy(cairn *fs, uint32_t first_page, int load, uint32_t *seq_
         }
         crc = cn_crc32(crc, b, n);
     }
-    return crc == stored ? 0 : CAIRN_ERR_CORRUPT;
+    return cn_crc_ok(stored, crc) ? 0 : CAIRN_ERR_CORRUPT;
 }
 
 /* A slot is good if either copy is. */

@@ -160,7 +160,7 @@ void cn_make_tag(uint8_t *tag, uint8_t kind, uint32_t id, uint32_t fpage, uint32
 int cn_tag_ok(const uint8_t *tag)
 {
     return cn_get16(tag) == CN_TAG_MAGIC && tag[2] == 1 &&
-           cn_get32(tag + 24) == cn_crc32(0, tag, 24);
+           cn_crc_ok(cn_get32(tag + 24), cn_crc32(0, tag, 24));
 }
 
 /* Program pages of file data at `phys`: one device call for the run where

@@ -119,16 +119,21 @@ static int move_run(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint3
     return cn_record_move(fs, p);
 }
 
-/* Does this index entry map pages in the victim? */
+/* Does this index entry map pages in the victim? Only a well-formed extent
+ * does: at least one page, all of them in the victim. One with no pages
+ * would be moved without progress, one reaching outside would move pages of
+ * another segment; either is left for cairn_check to report (the victim's
+ * live count then ends GC with CAIRN_ERR_CORRUPT). */
 static int extent_in_victim(uint64_t key, const uint8_t *v, uint32_t vlen, void *arg)
 {
     const cairn *fs = (const cairn *)arg;
-    uint32_t lo = fs->gc.victim * fs->seg_pages, phys, count;
+    uint32_t phys, count;
     if (cn_key_kind(key) != CN_K_EXTENT || vlen != 8)
         return 0;
     phys = cn_get32(v);
     count = cn_get32(v + 4);
-    return phys < lo + fs->seg_pages && phys + count > lo && count <= fs->seg_pages;
+    return count > 0 && count <= fs->seg_pages && cn_seg_of(fs, phys) == fs->gc.victim &&
+           cn_seg_of(fs, phys + count - 1) == fs->gc.victim;
 }
 
 /* Data phase: extents from the cursor on, a leaf per descent; stops when the

@@ -383,7 +383,7 @@ int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
                 uint8_t h[CN_REC_HDR];
                 memcpy(h, rec, CN_REC_HDR);
                 cn_put32(h + 8, 0);
-                if (cn_crc32(0, h, CN_REC_HDR) != cn_get32(rec + 8))
+                if (!cn_crc_ok(cn_get32(rec + 8), cn_crc32(0, h, CN_REC_HDR)))
                     break;
             }
             seq++;
@@ -400,7 +400,7 @@ int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
             cn_put32(h + 8, 0);
             crc = cn_crc32(cn_crc32(0, h, CN_REC_HDR), rec + CN_REC_HDR, len);
         }
-        if (crc != cn_get32(rec + 8))
+        if (!cn_crc_ok(cn_get32(rec + 8), crc))
             break;
         seq++;
         n++;

@@ -76,6 +76,9 @@ CN_NOINLINE static int node_sane(const cairn *fs, const uint8_t *n, uint32_t wan
         for (i = 1; i < count; i++)
             if (cn_get64(n + HDR + i * IENT) <= cn_get64(n + HDR + (i - 1) * IENT) && i > 1)
                 return CAIRN_ERR_CORRUPT;
+        for (i = 0; i < count; i++) /* a node on flash names pages, never cache slots */
+            if (cn_get32(n + HDR + i * IENT + 8) & CN_DIRTY_REF)
+                return CAIRN_ERR_CORRUPT;
         return 0;
     }
     for (i = 0; i < count; i++) {
@@ -291,15 +294,21 @@ CN_NOINLINE static int hit_out(cairn *fs, const struct path *p, struct cn_hit *h
 int cn_tree_seek(cairn *fs, struct cn_hit *h, int le)
 {
     struct path p;
-    int err = descend(fs, &p, h->key), dir;
+    uint64_t key = h->key;
+    int err = descend(fs, &p, key), dir;
     if (err)
         return err;
-    dir = seek_in_leaf(fs, &p, h->key, le);
+    dir = seek_in_leaf(fs, &p, key, le);
     if (dir != 0)
         err = step_leaf(fs, &p, dir) ? descend_from(fs, &p, 0) : CAIRN_ERR_NOENT;
     if (err == 0)
         err = hit_out(fs, &p, h);
     unpin(fs, &p);
+    /* A neighbour leaf holding keys outside its parent's range would answer
+     * with a key on the wrong side; the callers' loops advance by the key
+     * they get, so that would never end. */
+    if (err == 0 && (le ? h->key > key : h->key < key))
+        return CAIRN_ERR_CORRUPT;
     return err;
 }
 
@@ -701,7 +710,11 @@ static int walk_child(cairn *fs, struct path *p, uint32_t lv, uint32_t i)
 int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg)
 {
     struct path p;
-    uint32_t lv = 0;
+    uint32_t lv = 0, visits = 0;
+    /* Every node of a sound tree is visited once, and there are at most as
+     * many as fit the volume plus the dirty ones in the cache. A tree read
+     * from flash whose nodes share children could take ~84^4 visits. */
+    uint32_t most = fs->seg_count * (fs->seg_pages / fs->node_pages) + fs->nslots;
     int err;
     p.n = 0;
     err = load(fs, &p, 0, fs->root);
@@ -709,7 +722,12 @@ int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg)
     while (!err) {
         uint32_t slot = p.slot[lv], next;
         if (p.idx[lv] == WALK_FRESH) {
-            int r = fn(fs, slot, fs->slots[slot].dirty ? CN_NONE : fs->slots[slot].addr, arg);
+            int r;
+            if (++visits > most) {
+                err = CAIRN_ERR_CORRUPT;
+                break;
+            }
+            r = fn(fs, slot, fs->slots[slot].dirty ? CN_NONE : fs->slots[slot].addr, arg);
             err = r < 0 ? r : 0; /* a rewriting walker began the session itself */
             if (err)
                 break;

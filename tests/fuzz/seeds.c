@@ -1,0 +1,196 @@
+/*
+ * Writes the seed corpus of the fuzz targets (tests/fuzz/corpus):
+ *   image/: small volumes in the page-list format, built by formatting and
+ *           writing files: cleanly unmounted, with a journal left to replay,
+ *           with an orphan still being freed, on NOR and NAND;
+ *   ops/:   a few call sequences, with and without a cut;
+ * and the hand-made regression images of regress/image/ (crafted through the
+ * core's internal calls, so their CRCs are valid and they fail on any build).
+ *
+ * Usage: fuzz_seeds CORPUS_DIR   (writes CORPUS_DIR/image and CORPUS_DIR/ops,
+ * which must exist)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cn.h"
+#include "fuzz_util.h"
+
+enum ending { CLEAN = 0, JOURNAL = 1, ORPHAN = 2 };
+
+static void put_file(cairn *fs, const char *path, uint32_t len, uint8_t fill)
+{
+    static uint8_t buf[8192];
+    int fd = cairn_open(fs, path, CAIRN_O_RDWR | CAIRN_O_CREAT);
+    memset(buf, fill, sizeof buf);
+    if (fd < 0 || cairn_write(fs, fd, buf, (int32_t)len) != (int32_t)len ||
+        cairn_close(fs, fd) != 0)
+        fz_fail("seed: writing %s", path);
+}
+
+static void save(const char *dir, const char *name, const uint8_t *data, size_t n)
+{
+    char path[512];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0)
+        fz_fail("seed: writing %s", path);
+    printf("%s: %zu bytes\n", path, n);
+}
+
+static void image_seed(const char *dir, int medium, int ending, const char *name)
+{
+    struct fz_vol v;
+    static uint8_t out[1u << 20];
+    size_t n;
+    cairn *fs;
+    if (fz_vol_new(&v, medium, 1) != 0 || cairn_format(v.fs, &v.cfg) != 0 ||
+        cairn_mount(v.fs, &v.cfg) != 0)
+        fz_fail("seed: format");
+    fs = v.fs;
+    if (cairn_mkdir(fs, "/d") != 0 || cairn_mkdir(fs, "/d/e") != 0)
+        fz_fail("seed: mkdir");
+    put_file(fs, "/a", 2000, 'a');
+    put_file(fs, "/d/b", 300, 'b');
+    put_file(fs, "/d/e/c", 0, 'c');
+    if (cairn_setattr(fs, "/a", 3, "attr", 4) != 0 ||
+        cairn_ring_create(fs, "/ring", 1024) != 0)
+        fz_fail("seed: attr/ring");
+    if (ending != CLEAN) {
+        if (cairn_sync(fs) != 0)
+            fz_fail("seed: sync");
+        put_file(fs, "/big", 6000, 'g');
+        put_file(fs, "/j", 700, 'j');
+    }
+    if (ending == ORPHAN && (cairn_sync(fs) != 0 || cairn_remove(fs, "/big") != 0))
+        fz_fail("seed: remove");
+    if (ending == CLEAN) {
+        if (cairn_unmount(fs) != 0)
+            fz_fail("seed: unmount");
+    } else if (cairn_sync(fs) != 0) {
+        fz_fail("seed: sync");
+    }
+    out[0] = (uint8_t)medium;
+    n = fz_image_save(&v, out + 1, sizeof out - 1);
+    if (n == 0)
+        fz_fail("seed: image too big");
+    save(dir, name, out, n + 1);
+    fz_vol_free(&v);
+}
+
+/* A file whose map holds an EXTENT of 0 pages past its end, and an ORPHAN
+ * mark on it: mount finishes the orphan's trim with an unlimited budget, and
+ * before the extents were validated that trim made no progress (mount never
+ * returned). */
+static void orphan_hang(const char *dir)
+{
+    struct fz_vol v;
+    struct cairn_info info;
+    static uint8_t out[1u << 20];
+    uint8_t val[8];
+    struct cn_ext e;
+    size_t n;
+    if (fz_vol_new(&v, FZ_NOR, 1) != 0 || cairn_format(v.fs, &v.cfg) != 0 ||
+        cairn_mount(v.fs, &v.cfg) != 0)
+        fz_fail("seed: format");
+    put_file(v.fs, "/h", 3000, 'h');
+    if (cairn_stat(v.fs, "/h", &info) != 0 || cn_extent_find(v.fs, info.id, 0, 0, &e) != 0)
+        fz_fail("seed: stat /h");
+    cn_put32(val, e.phys);
+    cn_put32(val + 4, 0); /* no pages */
+    if (cn_tree_put(v.fs, cn_key(info.id, CN_K_EXTENT, 40), val, 8) != 0 ||
+        cn_tree_put(v.fs, cn_key(0, CN_K_ORPHAN, info.id), "", 0) != 0 ||
+        cairn_unmount(v.fs) != 0)
+        fz_fail("seed: crafting the orphan");
+    out[0] = FZ_NOR;
+    n = fz_image_save(&v, out + 1, sizeof out - 1);
+    save(dir, "hang-mount-orphan-extent-count0", out, n + 1);
+    fz_vol_free(&v);
+}
+
+/* A tree of 5 levels whose internal nodes have all their 84 children at one
+ * node of the level below: 5 nodes on flash, ~84^4 paths. The checkpoint is
+ * patched to make it the root (its CRC is then wrong: this image needs the
+ * CAIRN_FUZZ_NO_CRC core of the replay). Before the walk was bounded by the
+ * nodes the volume can hold, cairn_check spent minutes in it. */
+static void shared_children(const char *dir)
+{
+    struct fz_vol v;
+    static uint8_t out[1u << 20];
+    uint8_t page[1024], node[1024];
+    uint32_t np, seg, lv, i, ck, base, ps;
+    size_t n;
+    if (fz_vol_new(&v, FZ_NOR, 1) != 0 || cairn_format(v.fs, &v.cfg) != 0 ||
+        cairn_mount(v.fs, &v.cfg) != 0 || cairn_unmount(v.fs) != 0)
+        fz_fail("seed: format");
+    v.cfg.read_only = 1; /* where the newest checkpoint is, without writing */
+    if (cairn_mount(v.fs, &v.cfg) != 0)
+        fz_fail("seed: mount");
+    ps = v.fs->page_size;
+    np = v.fs->node_pages;
+    seg = v.fs->seg_count - 1;
+    ck = v.fs->seg_base * v.fs->seg_pages - 2 * v.fs->seg_pages; /* the anchors */
+    if (cairn_unmount(v.fs) != 0 || np * ps != sizeof node)
+        fz_fail("seed: geometry");
+    base = seg * v.fs->seg_pages;
+    for (lv = 0; lv < 5; lv++) { /* the node of level lv at base + (4 - lv) * np */
+        uint32_t count = lv ? (uint32_t)(sizeof node - 16u) / 12u : 0;
+        memset(node, 0xFF, sizeof node);
+        memset(node, 0, 16);
+        cn_put16(node, 0x4E43u);
+        node[2] = 1;
+        node[3] = (uint8_t)lv;
+        cn_put16(node + 4, (uint16_t)count);
+        cn_put16(node + 6, (uint16_t)(count * 12u));
+        for (i = 0; i < count; i++) {
+            cn_put64(node + 16 + i * 12, (uint64_t)i << 32);
+            cn_put32(node + 16 + i * 12 + 8, base + (5 - lv) * np);
+        }
+        for (i = 0; i < np; i++)
+            csim_poke(v.sim, base + (4 - lv) * np + i, node + i * ps, NULL);
+    }
+    for (i = 0; i < 2 * v.fs->seg_pages; i++) { /* every checkpoint of the anchors */
+        csim_peek(v.sim, ck + i, page, NULL);
+        if (cn_get32(page) != 0x314E5243u) /* "CRN1" */
+            continue;
+        cn_put32(page + 36, base); /* root */
+        cn_put32(page + 40, 5);    /* height */
+        csim_poke(v.sim, ck + i, page, NULL);
+    }
+    out[0] = FZ_NOR;
+    n = fz_image_save(&v, out + 1, sizeof out - 1);
+    save(dir, "hang-check-shared-children", out, n + 1);
+    fz_vol_free(&v);
+}
+
+int main(int argc, char **argv)
+{
+    char dir[512];
+    /* ops: medium/tear, cut (u16, 0xFFFF none), then {op, a, b} triples */
+    static const uint8_t ops_plain[] = {0, 0xFF, 0xFF, 0, 0, 0, 1, 0, 200, 9, 0, 0,
+                                        8, 0, 0, 0, 2, 0, 1, 2, 90, 7, 0, 3, 12, 0, 0};
+    static const uint8_t ops_cut[] = {2, 40, 0, 0, 1, 0, 1, 5, 255, 4, 1, 20, 6, 0, 0,
+                                      14, 3, 4, 11, 1, 2, 10, 0, 50, 12, 0, 0};
+    static const uint8_t ops_nand[] = {3, 25, 0, 8, 0, 0, 0, 2, 1, 1, 2, 180, 9, 2, 1,
+                                       13, 2, 4, 15, 2, 30, 5, 2, 0, 6, 2, 0};
+    if (argc != 2) {
+        fprintf(stderr, "usage: fuzz_seeds CORPUS_DIR\n");
+        return 2;
+    }
+    snprintf(dir, sizeof dir, "%s/image", argv[1]);
+    image_seed(dir, FZ_NOR, CLEAN, "nor-clean");
+    image_seed(dir, FZ_NOR, JOURNAL, "nor-journal");
+    image_seed(dir, FZ_NOR, ORPHAN, "nor-orphan");
+    image_seed(dir, FZ_NAND, CLEAN, "nand-clean");
+    image_seed(dir, FZ_NAND, JOURNAL, "nand-journal");
+    snprintf(dir, sizeof dir, "%s/ops", argv[1]);
+    save(dir, "plain", ops_plain, sizeof ops_plain);
+    save(dir, "cut", ops_cut, sizeof ops_cut);
+    save(dir, "nand-cut", ops_nand, sizeof ops_nand);
+    snprintf(dir, sizeof dir, "%s/../regress/image", argv[1]);
+    orphan_hang(dir);
+    shared_children(dir);
+    return 0;
+}
