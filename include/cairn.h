@@ -25,6 +25,7 @@ extern "C" {
 #define CAIRN_DISK_VERSION 2
 
 #define CAIRN_NAME_MAX 255 /* bytes in one path component */
+#define CAIRN_PATH_MAX 4096 /* bytes in a path, its NUL included (as Linux) */
 #define CAIRN_ATTR_MAX 64  /* bytes in one custom attribute value */
 
 enum cairn_err {
@@ -36,7 +37,7 @@ enum cairn_err {
     CAIRN_ERR_NOTDIR = -5,    /* a path component is not a directory */
     CAIRN_ERR_ISDIR = -6,     /* is a directory */
     CAIRN_ERR_NOTEMPTY = -7,  /* directory not empty */
-    CAIRN_ERR_NAMETOOLONG = -8, /* a component is longer than CAIRN_NAME_MAX */
+    CAIRN_ERR_NAMETOOLONG = -8, /* a name > CAIRN_NAME_MAX, a path >= CAIRN_PATH_MAX */
     CAIRN_ERR_BADF = -9,      /* bad handle, or not open for this access */
     CAIRN_ERR_NOSPC = -10,    /* no space left */
     CAIRN_ERR_INVAL = -11,    /* invalid argument or configuration */

@@ -384,8 +384,10 @@ struct cn_where {
     const char *name;
     uint32_t id, parent, sub, len;
     uint8_t type;
+    uint8_t slash; /* the path ends in '/': it must name a directory */
 };
 int cn_lookup(cairn *fs, const char *path, struct cn_where *w);
+int cn_want_dir(const struct cn_where *w);
 int cn_inode_get(cairn *fs, uint32_t id, uint8_t *type, uint32_t *parent, int32_t *size);
 uint32_t cn_name_hash(const char *name, uint32_t len);
 

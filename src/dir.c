@@ -60,45 +60,77 @@ static int dir_find(cairn *fs, uint32_t dir, const char *name, uint32_t len, uin
     return CAIRN_ERR_NOENT;
 }
 
+/* Checks a whole path before it is walked: NUL within CAIRN_PATH_MAX bytes
+ * (else NAMETOOLONG, as Linux's PATH_MAX), not empty (NOENT), no "." or ".."
+ * component (INVAL: cairn resolves every path from the root and keeps no
+ * current directory, so they are refused rather than half supported). */
+static int path_ok(const char *path)
+{
+    uint32_t i, comp = 0; /* comp: bytes of the current component so far */
+    int dots = 1;         /* the current component is only dots */
+    for (i = 0; i < CAIRN_PATH_MAX; i++) {
+        char c = path[i];
+        if (c == '\0' || c == '/') {
+            if (dots && (comp == 1 || comp == 2))
+                return CAIRN_ERR_INVAL;
+            if (c == '\0')
+                return i == 0 ? CAIRN_ERR_NOENT : 0;
+            comp = 0;
+            dots = 1;
+        } else {
+            comp++;
+            dots = dots && c == '.';
+        }
+    }
+    return CAIRN_ERR_NAMETOOLONG;
+}
+
 /* Resolve a path. On success: the object's id and type, and its entry's
  * parent and sub (parent CN_NONE for the root). When only the last component
  * is missing: CAIRN_ERR_NOENT with w->parent the directory to create it in and
  * w->sub a free sub for the name (CN_NONE when its bucket is full); otherwise
- * w->parent is CN_NONE. w->name and w->len name the last component. */
+ * w->parent is CN_NONE. w->name and w->len name the last component; w->slash
+ * is 1 when the path ends in '/' after it: the caller then requires a
+ * directory (cn_want_dir), as POSIX does. Components are checked in order as
+ * Linux does: the directory they are looked up in (NOTDIR), their length
+ * (NAMETOOLONG), then their presence (NOENT). */
 int cn_lookup(cairn *fs, const char *path, struct cn_where *w)
 {
     uint32_t cur = CN_ROOT_ID, csub = 0, cparent = CN_NONE, child, chsub, fsub;
     uint8_t ctype = CAIRN_TYPE_DIR, chtype;
     const char *p = path;
+    int err;
     w->parent = CN_NONE;
     w->name = "/";
     w->len = 1;
+    w->slash = 0;
     if (path == NULL)
         return CAIRN_ERR_INVAL;
-    for (;;) {
+    err = path_ok(path);
+    if (err)
+        return err;
+    for (;;) { /* bounded: path_ok found the NUL within CAIRN_PATH_MAX bytes */
         const char *name, *q;
         uint32_t len;
-        int err;
         while (*p == '/')
             p++;
         if (*p == '\0')
             break;
+        if (ctype != CAIRN_TYPE_DIR)
+            return CAIRN_ERR_NOTDIR;
         name = p;
         while (*p != '\0' && *p != '/')
             p++;
         len = (uint32_t)(p - name);
         if (len > CAIRN_NAME_MAX)
             return CAIRN_ERR_NAMETOOLONG;
-        if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
-            return CAIRN_ERR_INVAL;
-        if (ctype != CAIRN_TYPE_DIR)
-            return CAIRN_ERR_NOTDIR;
-        err = dir_find(fs, cur, name, len, &child, &chtype, &chsub, &fsub);
+        for (q = p; *q == '/'; q++)
+            ;
         w->name = name;
         w->len = len;
+        w->slash = *p == '/';
+        err = dir_find(fs, cur, name, len, &child, &chtype, &chsub, &fsub);
         if (err == CAIRN_ERR_NOENT) {
-            for (q = p; *q == '/'; q++)
-                ;
             if (*q == '\0') {
                 w->parent = cur;
                 w->sub = fsub;
@@ -119,6 +151,12 @@ int cn_lookup(cairn *fs, const char *path, struct cn_where *w)
     w->parent = cparent;
     w->sub = csub;
     return 0;
+}
+
+/* A path that ends in '/' names a directory: NOTDIR for a file. */
+int cn_want_dir(const struct cn_where *w)
+{
+    return w->slash && w->type != CAIRN_TYPE_DIR ? CAIRN_ERR_NOTDIR : 0;
 }
 
 /* Room for a new object: an entry slot in its bucket (sub), an id, space. */
@@ -185,6 +223,8 @@ int cairn_remove(cairn *fs, const char *path)
     if (err)
         return err;
     err = cn_lookup(fs, path, &w);
+    if (!err)
+        err = cn_want_dir(&w);
     if (err)
         return err;
     id = w.id;
@@ -243,6 +283,9 @@ int cairn_rename(cairn *fs, const char *from, const char *to)
     if (o.parent == CN_NONE)
         return CAIRN_ERR_INVAL;
     err = cn_lookup(fs, to, &t);
+    if ((err == 0 || (err == CAIRN_ERR_NOENT && t.parent != CN_NONE)) &&
+        o.type != CAIRN_TYPE_DIR && (o.slash || t.slash))
+        return CAIRN_ERR_NOTDIR; /* as Linux: a file named with a trailing '/' */
     if (err == 0) {
         if (t.id == o.id)
             return 0;
@@ -310,6 +353,8 @@ int cairn_stat(cairn *fs, const char *path, struct cairn_info *info)
     if (info == NULL)
         return CAIRN_ERR_INVAL;
     err = cn_lookup(fs, path, &w);
+    if (!err)
+        err = cn_want_dir(&w);
     if (err)
         return err;
     memcpy(info->name, w.name, w.len);
@@ -404,6 +449,8 @@ static int attr_target(cairn *fs, const char *path, int write, uint32_t *id)
     int err = cn_fs_ready(fs, write);
     if (!err)
         err = cn_lookup(fs, path, &w);
+    if (!err)
+        err = cn_want_dir(&w);
     if (!err)
         *id = w.id;
     return err;
