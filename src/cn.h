@@ -413,6 +413,7 @@ struct cn_where {
     uint32_t id, parent, sub, len;
     uint8_t type;
     uint8_t slash; /* the path ends in '/': it must name a directory */
+    uint8_t last;  /* the error is the last component's (cn_lookup) */
 };
 int cn_lookup(cairn *fs, const char *path, struct cn_where *w);
 int cn_want_dir(const struct cn_where *w);

@@ -150,7 +150,9 @@ static int path_ok(const char *path)
  * w->sub the sub a new entry of that name takes (dir_find); otherwise
  * w->parent is CN_NONE. w->name and w->len name the last component; w->slash
  * is 1 when the path ends in '/' after it: the caller then requires a
- * directory (cn_want_dir), as POSIX does. Components are checked in order as
+ * directory (cn_want_dir), as POSIX does. On an error, w->last tells that
+ * it is the last component's (its directory was found). Components are
+ * checked in order as
  * Linux does: the directory they are looked up in (NOTDIR), their length
  * (NAMETOOLONG), then their presence (NOENT). */
 int cn_lookup(cairn *fs, const char *path, struct cn_where *w)
@@ -164,6 +166,7 @@ int cn_lookup(cairn *fs, const char *path, struct cn_where *w)
     w->name = "/";
     w->len = 1;
     w->slash = 0;
+    w->last = 0;
     if (path == NULL)
         return CAIRN_ERR_INVAL;
     err = path_ok(path);
@@ -182,13 +185,14 @@ int cn_lookup(cairn *fs, const char *path, struct cn_where *w)
         while (*p != '\0' && *p != '/')
             p++;
         len = (uint32_t)(p - name);
-        if (len > CAIRN_NAME_MAX)
-            return CAIRN_ERR_NAMETOOLONG;
         for (q = p; *q == '/'; q++)
             ;
+        w->last = *q == '\0';
+        w->slash = *p == '/';
+        if (len > CAIRN_NAME_MAX)
+            return CAIRN_ERR_NAMETOOLONG;
         w->name = name;
         w->len = len;
-        w->slash = *p == '/';
         err = dir_find(fs, cur, name, len, &f, &fsub);
         if (err == CAIRN_ERR_NOENT) {
             if (*q == '\0') {
@@ -339,15 +343,24 @@ int cairn_rename(cairn *fs, const char *from, const char *to)
     struct cn_where o, t; /* from, to */
     uint32_t replaced = 0;
     uint8_t *p = fs->recbuf;
-    int err = cn_fs_ready(fs, 1);
+    int terr, err = cn_fs_ready(fs, 1);
+    if (!err && from != NULL && to != NULL) { /* as Linux: both forms before a lookup */
+        err = path_ok(from);
+        if (!err)
+            err = path_ok(to);
+    }
     if (err)
         return err;
+    /* as Linux: both directories are found before either last name */
     err = cn_lookup(fs, from, &o);
-    if (err)
+    if (err && !o.last)
         return err;
+    terr = cn_lookup(fs, to, &t);
+    if (err || (terr && !t.last))
+        return err && (!terr || t.last) ? err : terr;
     if (o.parent == CN_NONE)
         return CAIRN_ERR_INVAL;
-    err = cn_lookup(fs, to, &t);
+    err = terr;
     if ((err == 0 || (err == CAIRN_ERR_NOENT && t.parent != CN_NONE)) &&
         o.type != CAIRN_TYPE_DIR && (o.slash || t.slash))
         return CAIRN_ERR_NOTDIR; /* as Linux: a file named with a trailing '/' */

@@ -108,6 +108,10 @@ static const struct pcase cases[] = {
     {RENAME, "f", "nope/h/", 0, NOENT, "f", 0},
     {RENAME, "nope/", "h", 0, NOENT, 0, 0},
     {RENAME, "e", "e/sub", 0, INVAL, "e", 0},
+    /* as Linux: both directories before either last name */
+    {RENAME, "nope", "f/x", 0, NOTDIR, 0, 0},
+    {RENAME, "nope", "nope2/x", 0, NOENT, 0, 0},
+    {RENAME, "f", "f/x", 0, NOTDIR, "f", 0},
     {OPENDIR, "f/", 0, 0, NOTDIR, 0, 0},
     {OPENDIR, "d/", 0, 0, 0, 0, 0},
     {SETATTR, "f/", 0, 0, NOTDIR, 0, 0},
@@ -227,6 +231,13 @@ static void long_paths(void)
     CHECK_EQ(cairn_stat(T.fs, p, &info), NOTDIR, "f/<256 bytes>: NOTDIR first (Linux)");
     snprintf(p, CAIRN_PATH_MAX, "%s/x", name);
     CHECK_EQ(cairn_stat(T.fs, p, &info), CAIRN_ERR_NAMETOOLONG, "<256 bytes>/x");
+    CHECK_EQ(cairn_rename(T.fs, name, "nope/x"), NOENT,
+             "rename(<256 bytes>, nope/x): the target's directory first (Linux)");
+    CHECK_EQ(cairn_rename(T.fs, name, "f"), CAIRN_ERR_NAMETOOLONG, "rename(<256 bytes>, f)");
+    CHECK_EQ(cairn_rename(T.fs, "f", name), CAIRN_ERR_NAMETOOLONG, "rename(f, <256 bytes>)");
+    snprintf(p, CAIRN_PATH_MAX, "%s/", name);
+    rc = cairn_open(T.fs, p, CAIRN_O_RDWR | CAIRN_O_CREAT);
+    CHECK_EQ(rc, ISDIR, "open(<256 bytes>/, O_CREAT): ISDIR before the name's length (Linux)");
     /* "d/d/d/...": 4095 bytes resolve (to a missing name), 4096 do not */
     for (i = 0; i < CAIRN_PATH_MAX - 1; i++)
         p[i] = (i % 2) ? '/' : 'd';
