@@ -152,9 +152,8 @@ static int path_ok(const char *path)
  * is 1 when the path ends in '/' after it: the caller then requires a
  * directory (cn_want_dir), as POSIX does. On an error, w->last tells that
  * it is the last component's (its directory was found). Components are
- * checked in order as
- * Linux does: the directory they are looked up in (NOTDIR), their length
- * (NAMETOOLONG), then their presence (NOENT). */
+ * checked in order as Linux does: the directory they are looked up in
+ * (NOTDIR), their length (NAMETOOLONG), then their presence (NOENT). */
 int cn_lookup(cairn *fs, const char *path, struct cn_where *w)
 {
     uint32_t cur = CN_ROOT_ID, csub = 0, cparent = CN_NONE, fsub;
@@ -223,7 +222,8 @@ int cn_want_dir(const struct cn_where *w)
     return w->slash && w->type != CAIRN_TYPE_DIR ? CAIRN_ERR_NOTDIR : 0;
 }
 
-/* Room for a new object: an entry slot in its bucket (sub), an id, space. */
+/* Room for a new object: an entry (any name has one now: a bucket slot or
+ * the overflow area; CN_NONE is refused), an id, space. */
 int cn_new_object_room(cairn *fs, uint32_t sub)
 {
     if (sub == CN_NONE || fs->next_id > CN_ID_MAX)
@@ -477,8 +477,8 @@ static int next_entry(cairn *fs, struct cn_handle *h, struct cn_hit *e, uint8_t 
     for (pass = 0; pass <= (CN_SUB_MASK >> 4) + 2; pass++) { /* skips a mark per bucket */
         int ovf = h->dir_next >= READDIR_OVF, err;
         unsigned kind = ovf ? CN_K_DIROVF : CN_K_DIRENT;
-        if (h->dir_next == CN_NONE)
-            return 0;
+        if (h->dir_next == CN_NONE || (ovf && h->dir_next - READDIR_OVF > CN_ID_MAX))
+            return 0; /* the end (or past the last id there can be) */
         e->key = cn_key(h->dir_id, kind, ovf ? h->dir_next - READDIR_OVF : h->dir_next);
         e->val = v;
         e->cap = 6 + CAIRN_NAME_MAX;
