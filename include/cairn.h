@@ -150,6 +150,11 @@ int cairn_file_sync(cairn *fs, int fd);
 int cairn_close(cairn *fs, int fd);
 int cairn_fstat(cairn *fs, int fd, struct cairn_info *info);
 
+/* Paths are resolved from the root ("a/b" = "/a/b"; "//" and "a//b" as on
+ * POSIX). "" is CAIRN_ERR_NOENT; "." and ".." components are CAIRN_ERR_INVAL;
+ * a trailing '/' requires a directory (CAIRN_ERR_NOTDIR on a file,
+ * CAIRN_ERR_ISDIR for O_CREAT). Names are any bytes but '/' and NUL.
+ * docs/DESIGN.md "Paths" has the full rules. */
 int cairn_stat(cairn *fs, const char *path, struct cairn_info *info);
 int cairn_remove(cairn *fs, const char *path); /* file, or empty directory */
 int cairn_rename(cairn *fs, const char *from, const char *to);
