@@ -365,12 +365,13 @@ static int mark_adjust(cairn *fs, uint32_t dir, uint32_t sub, int delta)
     return cn_tree_put(fs, k, v, 4);
 }
 
+/* The callers count an overflow entry in its mark (mark_adjust) beside this
+ * call, not under it: one frame less below the tree's writes. */
 static int put_dirent(cairn *fs, uint32_t parent, uint32_t sub, uint32_t id, uint8_t type,
                       const uint8_t *name, uint32_t nlen)
 {
     uint8_t h[6];
     struct cn_val v;
-    int err;
     if (cn_sub_is_ovf(sub) && (sub & 0xFFFFFFu) != cn_name_hash((const char *)name, nlen))
         return CAIRN_ERR_CORRUPT; /* the mark must count the name's own bucket */
     cn_put32(h, id);
@@ -380,16 +381,9 @@ static int put_dirent(cairn *fs, uint32_t parent, uint32_t sub, uint32_t id, uin
     v.alen = 6;
     v.b = name;
     v.blen = nlen;
-    err = cn_tree_put2(fs, &v, cn_dirent_key(parent, sub, id));
-    return err ? err : mark_adjust(fs, parent, sub, 1);
+    return cn_tree_put2(fs, &v, cn_dirent_key(parent, sub, id));
 }
 
-/* Delete the entry (parent, sub) of id and, for an overflow entry, its count. */
-static int del_dirent(cairn *fs, uint32_t parent, uint32_t sub, uint32_t id)
-{
-    int err = cn_tree_del(fs, cn_dirent_key(parent, sub, id));
-    return err ? err : mark_adjust(fs, parent, sub, -1);
-}
 
 CN_NOINLINE static int apply_create(cairn *fs, const uint8_t *p, uint32_t len)
 {
@@ -403,6 +397,8 @@ CN_NOINLINE static int apply_create(cairn *fs, const uint8_t *p, uint32_t len)
     if (err || ptype != CAIRN_TYPE_DIR)
         return err ? err : CAIRN_ERR_CORRUPT;
     err = put_dirent(fs, parent, sub, id, type, p + 14, nlen);
+    if (!err)
+        err = mark_adjust(fs, parent, sub, 1);
     if (err)
         return err;
     cn_inode_pack(v, type, parent, 0, sub);
@@ -414,7 +410,10 @@ CN_NOINLINE static int apply_create(cairn *fs, const uint8_t *p, uint32_t len)
 
 CN_NOINLINE static int apply_remove(cairn *fs, uint32_t parent, uint32_t sub, uint32_t id)
 {
-    int err = cn_sub_ok(sub) ? del_dirent(fs, parent, sub, id) : CAIRN_ERR_CORRUPT;
+    int err = cn_sub_ok(sub) ? cn_tree_del(fs, cn_dirent_key(parent, sub, id))
+                             : CAIRN_ERR_CORRUPT;
+    if (!err)
+        err = mark_adjust(fs, parent, sub, -1);
     if (!err)
         err = cn_tree_del(fs, cn_key(id, CN_K_INODE, 0));
     if (!err)
@@ -436,9 +435,11 @@ CN_NOINLINE static int apply_rename(cairn *fs, const uint8_t *p, uint32_t len)
     if (err || vlen < 7 || cn_get32(v) != id)
         return err == 0 || err == CAIRN_ERR_NOENT ? CAIRN_ERR_CORRUPT : err;
     type = v[4];
-    err = del_dirent(fs, op, osub, id);
-    if (!err && replaced != 0) { /* its entry goes (an overflow one has its own key) */
-        err = del_dirent(fs, np, nsub, replaced);
+    err = cn_tree_del(fs, cn_dirent_key(op, osub, id));
+    if (!err)
+        err = mark_adjust(fs, op, osub, -1);
+    if (!err && replaced != 0) { /* its entry goes (an overflow one has its own key); */
+        err = cn_tree_del(fs, cn_dirent_key(np, nsub, replaced)); /* its count stays */
         if (!err)
             err = cn_tree_del(fs, cn_key(replaced, CN_K_INODE, 0));
         if (!err)
@@ -447,6 +448,8 @@ CN_NOINLINE static int apply_rename(cairn *fs, const uint8_t *p, uint32_t len)
     }
     if (!err)
         err = put_dirent(fs, np, nsub, id, type, p + 25, nlen);
+    if (!err && replaced == 0)
+        err = mark_adjust(fs, np, nsub, 1);
     if (!err)
         err = inode_update(fs, id, NULL, &np, &nsub);
     return err == CAIRN_ERR_NOENT ? CAIRN_ERR_CORRUPT : err;
