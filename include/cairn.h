@@ -22,9 +22,10 @@ extern "C" {
 #define CAIRN_VERSION_MAJOR 0
 #define CAIRN_VERSION_MINOR 1
 /* On-disk format version written by this code. */
-#define CAIRN_DISK_VERSION 2
+#define CAIRN_DISK_VERSION 3
 
 #define CAIRN_NAME_MAX 255 /* bytes in one path component */
+#define CAIRN_PATH_MAX 4096 /* bytes in a path, its NUL included (as Linux) */
 #define CAIRN_ATTR_MAX 64  /* bytes in one custom attribute value */
 
 enum cairn_err {
@@ -36,7 +37,7 @@ enum cairn_err {
     CAIRN_ERR_NOTDIR = -5,    /* a path component is not a directory */
     CAIRN_ERR_ISDIR = -6,     /* is a directory */
     CAIRN_ERR_NOTEMPTY = -7,  /* directory not empty */
-    CAIRN_ERR_NAMETOOLONG = -8, /* a component is longer than CAIRN_NAME_MAX */
+    CAIRN_ERR_NAMETOOLONG = -8, /* a name > CAIRN_NAME_MAX, a path >= CAIRN_PATH_MAX */
     CAIRN_ERR_BADF = -9,      /* bad handle, or not open for this access */
     CAIRN_ERR_NOSPC = -10,    /* no space left */
     CAIRN_ERR_INVAL = -11,    /* invalid argument or configuration */
@@ -149,6 +150,11 @@ int cairn_file_sync(cairn *fs, int fd);
 int cairn_close(cairn *fs, int fd);
 int cairn_fstat(cairn *fs, int fd, struct cairn_info *info);
 
+/* Paths are resolved from the root ("a/b" = "/a/b"; "//" and "a//b" as on
+ * POSIX). "" is CAIRN_ERR_NOENT; "." and ".." components are CAIRN_ERR_INVAL;
+ * a trailing '/' requires a directory (CAIRN_ERR_NOTDIR on a file,
+ * CAIRN_ERR_ISDIR for O_CREAT). Names are any bytes but '/' and NUL.
+ * docs/DESIGN.md "Paths" has the full rules. */
 int cairn_stat(cairn *fs, const char *path, struct cairn_info *info);
 int cairn_remove(cairn *fs, const char *path); /* file, or empty directory */
 int cairn_rename(cairn *fs, const char *from, const char *to);

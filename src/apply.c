@@ -12,11 +12,13 @@
  *   RINGNEW capacity, then a CREATE payload     create a ring file (ring.c applies both)
  *   CREATE  parent, id, sub, type u8, nlen u8, name
  *   REMOVE  parent, sub, id
- *   RENAME  oparent, osub, nparent, nsub, replaced, nlen u8, name
+ *   RENAME  oparent, osub, nparent, nsub, replaced, id, nlen u8, name
+ *   (a sub is a DIRENT sub or CN_SUB_OVF | hash24: cn.h; creating, removing
+ *   or moving an overflow entry also counts it in its bucket's mark)
  *   ATTR    id, type u8, len u8, value          ATTRDEL id, type u8
- * Tree values: inode {type u8, 0[3], parent u32, size i32}; dirent {id u32,
- * type u8, nlen u8, name}; extent {phys u32, count u32}; attr: the bytes;
- * orphan (key 0/ORPHAN/id): empty. */
+ * Tree values: inode (cn.h); dirent and overflow entry {id u32, type u8,
+ * nlen u8, name}; bucket mark {count u32}; extent {phys u32, count u32};
+ * attr: the bytes; orphan (key 0/ORPHAN/id): empty. */
 #include <stddef.h>
 
 #include "cn.h"
@@ -344,11 +346,41 @@ CN_NOINLINE static int apply_trim(cairn *fs, uint32_t id)
     return 0;
 }
 
+/* An overflow entry enters (delta 1) or leaves (-1) its bucket's count. */
+static int mark_adjust(cairn *fs, uint32_t dir, uint32_t sub, int delta)
+{
+    uint64_t k = cn_mark_key(dir, sub);
+    uint8_t v[4];
+    uint32_t vlen, count = 0;
+    int err;
+    if (!cn_sub_is_ovf(sub))
+        return 0;
+    err = cn_tree_get(fs, k, v, sizeof v, &vlen);
+    if (err && err != CAIRN_ERR_NOENT)
+        return err;
+    if (!err) {
+        if (vlen != 4 || cn_get32(v) == 0)
+            return CAIRN_ERR_CORRUPT;
+        count = cn_get32(v);
+    }
+    if (delta < 0 && count == 0)
+        return CAIRN_ERR_CORRUPT;
+    count = delta < 0 ? count - 1 : count + 1;
+    if (count == 0)
+        return cn_tree_del(fs, k);
+    cn_put32(v, count);
+    return cn_tree_put(fs, k, v, 4);
+}
+
+/* The callers count an overflow entry in its mark (mark_adjust) beside this
+ * call, not under it: one frame less below the tree's writes. */
 static int put_dirent(cairn *fs, uint32_t parent, uint32_t sub, uint32_t id, uint8_t type,
                       const uint8_t *name, uint32_t nlen)
 {
     uint8_t h[6];
     struct cn_val v;
+    if (cn_sub_is_ovf(sub) && (sub & 0xFFFFFFu) != cn_name_hash((const char *)name, nlen))
+        return CAIRN_ERR_CORRUPT; /* the mark must count the name's own bucket */
     cn_put32(h, id);
     h[4] = type;
     h[5] = (uint8_t)nlen;
@@ -356,21 +388,24 @@ static int put_dirent(cairn *fs, uint32_t parent, uint32_t sub, uint32_t id, uin
     v.alen = 6;
     v.b = name;
     v.blen = nlen;
-    return cn_tree_put2(fs, &v, cn_key(parent, CN_K_DIRENT, sub));
+    return cn_tree_put2(fs, &v, cn_dirent_key(parent, sub, id));
 }
+
 
 CN_NOINLINE static int apply_create(cairn *fs, const uint8_t *p, uint32_t len)
 {
     uint32_t parent = cn_get32(p), id = cn_get32(p + 4), sub = cn_get32(p + 8);
     uint8_t type = p[12], nlen = p[13], v[CN_INODE_LEN], ptype = 0;
     int err;
-    if (len != 14u + nlen || nlen == 0 || id < 2 || id > CN_ID_MAX || sub > CN_SUB_MASK ||
+    if (len != 14u + nlen || nlen == 0 || id < 2 || id > CN_ID_MAX || !cn_sub_ok(sub) ||
         (type != CAIRN_TYPE_FILE && type != CAIRN_TYPE_DIR))
         return CAIRN_ERR_CORRUPT;
     err = cn_inode_get(fs, parent, &ptype, NULL, NULL);
     if (err || ptype != CAIRN_TYPE_DIR)
         return err ? err : CAIRN_ERR_CORRUPT;
     err = put_dirent(fs, parent, sub, id, type, p + 14, nlen);
+    if (!err)
+        err = mark_adjust(fs, parent, sub, 1);
     if (err)
         return err;
     cn_inode_pack(v, type, parent, 0, sub);
@@ -382,7 +417,10 @@ CN_NOINLINE static int apply_create(cairn *fs, const uint8_t *p, uint32_t len)
 
 CN_NOINLINE static int apply_remove(cairn *fs, uint32_t parent, uint32_t sub, uint32_t id)
 {
-    int err = cn_tree_del(fs, cn_key(parent, CN_K_DIRENT, sub));
+    int err = cn_sub_ok(sub) ? cn_tree_del(fs, cn_dirent_key(parent, sub, id))
+                             : CAIRN_ERR_CORRUPT;
+    if (!err)
+        err = mark_adjust(fs, parent, sub, -1);
     if (!err)
         err = cn_tree_del(fs, cn_key(id, CN_K_INODE, 0));
     if (!err)
@@ -394,25 +432,31 @@ CN_NOINLINE static int apply_remove(cairn *fs, uint32_t parent, uint32_t sub, ui
 CN_NOINLINE static int apply_rename(cairn *fs, const uint8_t *p, uint32_t len)
 {
     uint32_t op = cn_get32(p), osub = cn_get32(p + 4), np = cn_get32(p + 8);
-    uint32_t nsub = cn_get32(p + 12), replaced = cn_get32(p + 16), id, vlen;
-    uint8_t nlen = p[20], v[6], type;
+    uint32_t nsub = cn_get32(p + 12), replaced = cn_get32(p + 16), id = cn_get32(p + 20);
+    uint32_t vlen;
+    uint8_t nlen = p[24], v[6], type;
     int err;
-    if (len != 21u + nlen || nlen == 0 || nsub > CN_SUB_MASK)
+    if (len != 25u + nlen || nlen == 0 || !cn_sub_ok(osub) || !cn_sub_ok(nsub))
         return CAIRN_ERR_CORRUPT;
-    err = cn_tree_get(fs, cn_key(op, CN_K_DIRENT, osub), v, sizeof v, &vlen);
-    if (err || vlen < 7)
+    err = cn_tree_get(fs, cn_dirent_key(op, osub, id), v, sizeof v, &vlen);
+    if (err || vlen < 7 || cn_get32(v) != id)
         return err == 0 || err == CAIRN_ERR_NOENT ? CAIRN_ERR_CORRUPT : err;
-    id = cn_get32(v);
     type = v[4];
-    err = cn_tree_del(fs, cn_key(op, CN_K_DIRENT, osub));
-    if (!err && replaced != 0) {
-        err = cn_tree_del(fs, cn_key(replaced, CN_K_INODE, 0));
+    err = cn_tree_del(fs, cn_dirent_key(op, osub, id));
+    if (!err)
+        err = mark_adjust(fs, op, osub, -1);
+    if (!err && replaced != 0) { /* its entry goes (an overflow one has its own key); */
+        err = cn_tree_del(fs, cn_dirent_key(np, nsub, replaced)); /* its count stays */
+        if (!err)
+            err = cn_tree_del(fs, cn_key(replaced, CN_K_INODE, 0));
         if (!err)
             err = add_orphan(fs, replaced);
         cn_files_forget_extents(fs, replaced);
     }
     if (!err)
-        err = put_dirent(fs, np, nsub, id, type, p + 21, nlen);
+        err = put_dirent(fs, np, nsub, id, type, p + 25, nlen);
+    if (!err && replaced == 0)
+        err = mark_adjust(fs, np, nsub, 1);
     if (!err)
         err = inode_update(fs, id, NULL, &np, &nsub);
     return err == CAIRN_ERR_NOENT ? CAIRN_ERR_CORRUPT : err;
@@ -462,7 +506,7 @@ int cn_apply(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
         return len == 12 ? apply_remove(fs, cn_get32(p), cn_get32(p + 4), cn_get32(p + 8))
                          : CAIRN_ERR_CORRUPT;
     case CN_R_RENAME:
-        return len >= 21 ? apply_rename(fs, p, len) : CAIRN_ERR_CORRUPT;
+        return len >= 25 ? apply_rename(fs, p, len) : CAIRN_ERR_CORRUPT;
     case CN_R_ATTR:
         if (len < 6 || len != 6u + p[5] || p[5] > CAIRN_ATTR_MAX)
             return CAIRN_ERR_CORRUPT;

@@ -60,7 +60,8 @@ static int check_inode(cairn *fs, struct chk *c, uint32_t id)
     }
     err = cn_inode_sub(fs, id, &sub);
     if (!err)
-        err = cn_tree_get(fs, cn_key(parent, CN_K_DIRENT, sub), v, sizeof v, &vlen);
+        err = sub == CN_NONE || !cn_sub_ok(sub) ? CAIRN_ERR_NOENT
+              : cn_tree_get(fs, cn_dirent_key(parent, sub, id), v, sizeof v, &vlen);
     if (err == CAIRN_ERR_NOENT || (err == 0 && (vlen < 6 || cn_get32(v) != id))) {
         problem(c, "inode: unreachable (no entry in its parent points at it)");
         return 0;
@@ -76,18 +77,66 @@ static int check_inode(cairn *fs, struct chk *c, uint32_t id)
     return 0;
 }
 
+/* A bucket's overflow mark counts exactly the directory's overflow entries
+ * of its hash. Scans the overflow area (it reuses fs->scratch: the caller
+ * is done with the mark's value). */
+static int check_mark(cairn *fs, struct chk *c, uint64_t k, uint32_t count)
+{
+    uint32_t dir = cn_key_id(k), hash = cn_key_sub(k) >> 4, n = 0, steps;
+    uint64_t o = cn_key(dir, CN_K_DIROVF, 0);
+    uint8_t *v = fs->scratch;
+    for (steps = 0; steps <= CN_ID_MAX; steps++) {
+        struct cn_hit h;
+        int err;
+        h.key = o;
+        h.val = v;
+        h.cap = 6 + CAIRN_NAME_MAX;
+        err = cn_tree_seek(fs, &h, 0);
+        if (err && err != CAIRN_ERR_NOENT)
+            return err;
+        if (err || cn_key_id(h.key) != dir || cn_key_kind(h.key) != CN_K_DIROVF)
+            break;
+        if (h.len >= 7 && h.len == 6u + v[5] && cn_name_hash((const char *)v + 6, v[5]) == hash)
+            n++;
+        o = h.key + 1;
+    }
+    if (n != count)
+        problem(c, "entry: a bucket's overflow mark miscounts its overflow entries");
+    return 0;
+}
+
+/* A DIRENT key (name or mark) or a DIROVF key with its value. */
 static int check_dirent(cairn *fs, struct chk *c, uint64_t k, const uint8_t *v, uint32_t vlen)
 {
-    uint32_t dir = cn_key_id(k), sub = cn_key_sub(k), parent, isub, base;
+    uint32_t dir = cn_key_id(k), sub = cn_key_sub(k), parent, isub, base, hash;
     uint8_t type;
-    int err;
+    int err, ovf = cn_key_kind(k) == CN_K_DIROVF;
+    if (!ovf && (sub & 15u) == CN_MARK_SLOT) {
+        if (vlen != 4 || cn_get32(v) == 0) {
+            problem(c, "entry: malformed overflow mark");
+            return 0;
+        }
+        return check_mark(fs, c, k, cn_get32(v));
+    }
     if (vlen < 7 || vlen != 6u + v[5]) {
         problem(c, "entry: malformed value");
         return 0;
     }
-    base = cn_name_hash((const char *)v + 6, v[5]) << 4;
-    if (sub < base || sub >= base + 16)
-        problem(c, "entry: key does not match the name's hash");
+    hash = cn_name_hash((const char *)v + 6, v[5]);
+    base = hash << 4;
+    if (ovf ? sub != cn_get32(v) : (sub < base || sub >= base + 16))
+        problem(c, ovf ? "entry: overflow key is not its object's id"
+                       : "entry: key does not match the name's hash");
+    if (ovf) {
+        uint8_t m[4];
+        uint32_t mlen;
+        sub = CN_SUB_OVF | hash;
+        err = cn_tree_get(fs, cn_mark_key(dir, hash), m, sizeof m, &mlen);
+        if (err == CAIRN_ERR_NOENT)
+            problem(c, "entry: overflow entry without its bucket's mark");
+        else if (err)
+            return err;
+    }
     err = cn_inode_get(fs, cn_get32(v), &type, &parent, NULL);
     if (err == CAIRN_ERR_NOENT) {
         problem(c, "entry: dangling (its object does not exist)");
@@ -185,7 +234,8 @@ static int check_keys(cairn *fs, struct chk *c)
         case CN_K_INODE:
             err = cn_key_sub(k) == 0 ? check_inode(fs, c, cn_key_id(k)) : 0;
             break;
-        case CN_K_DIRENT: /* nothing below reuses fs->scratch */
+        case CN_K_DIRENT: /* nothing below reuses fs->scratch but check_mark */
+        case CN_K_DIROVF:
             err = check_dirent(fs, c, k, v, vlen);
             break;
         case CN_K_EXTENT:

@@ -53,7 +53,8 @@ enum cn_kind {
     CN_K_ATTR = 1,
     CN_K_DIRENT = 2,
     CN_K_EXTENT = 3,
-    CN_K_ORPHAN = 4 /* under id 0: objects whose space is still being freed */
+    CN_K_ORPHAN = 4, /* under id 0: objects whose space is still being freed */
+    CN_K_DIROVF = 5  /* (dir, 5, child id): entries whose name bucket is full */
 };
 static inline uint64_t cn_key(uint32_t id, unsigned kind, uint32_t sub)
 {
@@ -63,6 +64,33 @@ static inline uint64_t cn_key(uint32_t id, unsigned kind, uint32_t sub)
 static inline uint32_t cn_key_id(uint64_t k) { return (uint32_t)(k >> 32); }
 static inline unsigned cn_key_kind(uint64_t k) { return (unsigned)((k >> 28) & 0xFu); }
 static inline uint32_t cn_key_sub(uint64_t k) { return (uint32_t)k & CN_SUB_MASK; }
+
+/* Directory entries. A name hashes to a bucket of 16 DIRENT subs
+ * (hash24 << 4 | n): n 0..14 hold names, n 15 holds the bucket's overflow
+ * mark, a count u32 of the directory's DIROVF entries with that hash (absent
+ * when 0). The "sub" of an entry, as records and inodes carry it, is either
+ * its DIRENT sub or CN_SUB_OVF | hash24 for an overflow entry, whose key is
+ * (dir, DIROVF, child id). */
+#define CN_BUCKET_NAMES 15u
+#define CN_MARK_SLOT 15u
+#define CN_SUB_OVF 0x80000000u
+static inline int cn_sub_is_ovf(uint32_t sub) { return (sub & CN_SUB_OVF) != 0; }
+/* A sub a record may name for a new or existing entry. */
+static inline int cn_sub_ok(uint32_t sub)
+{
+    if (cn_sub_is_ovf(sub))
+        return (sub & ~(CN_SUB_OVF | 0xFFFFFFu)) == 0;
+    return sub <= CN_SUB_MASK && (sub & 15u) != CN_MARK_SLOT;
+}
+static inline uint64_t cn_dirent_key(uint32_t dir, uint32_t sub, uint32_t id)
+{
+    return cn_sub_is_ovf(sub) ? cn_key(dir, CN_K_DIROVF, id) : cn_key(dir, CN_K_DIRENT, sub);
+}
+/* The hash bucket's overflow mark of an entry's sub. */
+static inline uint64_t cn_mark_key(uint32_t dir, uint32_t hash)
+{
+    return cn_key(dir, CN_K_DIRENT, (hash & 0xFFFFFFu) << 4 | CN_MARK_SLOT);
+}
 
 /* ---- little-endian field access (on-disk format is little-endian) ---- */
 static inline uint16_t cn_get16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
@@ -425,8 +453,11 @@ struct cn_where {
     const char *name;
     uint32_t id, parent, sub, len;
     uint8_t type;
+    uint8_t slash; /* the path ends in '/': it must name a directory */
+    uint8_t last;  /* the error is the last component's (cn_lookup) */
 };
 int cn_lookup(cairn *fs, const char *path, struct cn_where *w);
+int cn_want_dir(const struct cn_where *w);
 int cn_inode_get(cairn *fs, uint32_t id, uint8_t *type, uint32_t *parent, int32_t *size);
 uint32_t cn_name_hash(const char *name, uint32_t len);
 

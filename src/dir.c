@@ -1,6 +1,10 @@
 /* Directories and names. A directory entry is the tree key (parent, DIRENT,
  * hash24(name) << 4 | n): names with the same 24-bit hash take the first free
- * n of 16, so a lookup reads one bucket of keys, never the whole directory. */
+ * n of 15, so a lookup reads one bucket of keys, never the whole directory.
+ * A 16th name of a full bucket goes to the directory's overflow area,
+ * (parent, DIROVF, child id), and the bucket's slot 15 counts how many of
+ * its names are there: only a lookup that meets that mark scans the area.
+ * Names come from outside, so any number may share a hash (cn.h). */
 #include "cn.h"
 
 uint32_t cn_name_hash(const char *name, uint32_t len)
@@ -13,24 +17,71 @@ uint32_t cn_name_hash(const char *name, uint32_t len)
     return (h ^ (h >> 24)) & 0xFFFFFFu;
 }
 
-/* Find name in dir: child id, type and the entry's sub. With free_sub set,
- * on NOENT it receives the first unused sub of the name's bucket (CN_NONE if
- * the bucket is full). */
-static int dir_find(cairn *fs, uint32_t dir, const char *name, uint32_t len, uint32_t *child,
-                    uint8_t *type, uint32_t *sub, uint32_t *free_sub)
+/* What dir_find found: the child, its type and its entry's sub. */
+struct cn_found {
+    uint32_t child, sub;
+    uint8_t type;
+};
+
+/* Does the entry value v (vlen bytes) name this name? CORRUPT if malformed. */
+static int entry_is(const uint8_t *v, uint32_t vlen, const char *name, uint32_t len)
 {
-    uint32_t base = cn_name_hash(name, len) << 4, used = 0, vlen, s;
-    uint64_t k = cn_key(dir, CN_K_DIRENT, base);
+    if (vlen < 7 || vlen != 6u + v[5])
+        return CAIRN_ERR_CORRUPT;
+    return v[5] == len && memcmp(v + 6, name, len) == 0;
+}
+
+/* Scan dir's overflow area for name (only when its bucket carries a mark).
+ * Costs the area's leaves: it holds only names of buckets that filled up. */
+static int ovf_find(cairn *fs, uint32_t dir, const char *name, uint32_t len, uint32_t hash,
+                    struct cn_found *f)
+{
+    uint64_t k = cn_key(dir, CN_K_DIROVF, 0);
     uint8_t *v = fs->scratch;
-    for (;;) {
+    uint32_t steps;
+    for (steps = 0; steps <= CN_ID_MAX; steps++) { /* one entry per object at most */
         struct cn_hit h;
         int err;
         h.key = k;
         h.val = v;
         h.cap = 6 + CAIRN_NAME_MAX;
         err = cn_tree_seek(fs, &h, 0);
+        if (err)
+            return err;
         k = h.key;
-        vlen = h.len;
+        if (cn_key_id(k) != dir || cn_key_kind(k) != CN_K_DIROVF)
+            break;
+        err = entry_is(v, h.len, name, len);
+        if (err < 0)
+            return err;
+        if (err) {
+            f->child = cn_get32(v);
+            f->type = v[4];
+            f->sub = CN_SUB_OVF | hash;
+            return 0;
+        }
+        k++;
+    }
+    return CAIRN_ERR_NOENT;
+}
+
+/* Find name in dir. With free_sub set, on NOENT it receives the sub a new
+ * entry of that name takes: the first free slot of its bucket, else an
+ * overflow sub. */
+static int dir_find(cairn *fs, uint32_t dir, const char *name, uint32_t len,
+                    struct cn_found *f, uint32_t *free_sub)
+{
+    uint32_t hash = cn_name_hash(name, len), base = hash << 4, used = 0, s;
+    uint64_t k = cn_key(dir, CN_K_DIRENT, base);
+    uint8_t *v = fs->scratch;
+    int marked = 0, err;
+    for (;;) { /* at most 16 keys: the bucket */
+        struct cn_hit h;
+        h.key = k;
+        h.val = v;
+        h.cap = 6 + CAIRN_NAME_MAX;
+        err = cn_tree_seek(fs, &h, 0);
+        k = h.key;
         if (err == CAIRN_ERR_NOENT)
             break;
         if (err)
@@ -38,67 +89,111 @@ static int dir_find(cairn *fs, uint32_t dir, const char *name, uint32_t len, uin
         s = cn_key_sub(k);
         if (cn_key_id(k) != dir || cn_key_kind(k) != CN_K_DIRENT || s >= base + 16)
             break;
-        if (vlen < 7 || vlen != 6u + v[5])
-            return CAIRN_ERR_CORRUPT;
+        if (s - base == CN_MARK_SLOT) {
+            if (h.len != 4 || cn_get32(v) == 0)
+                return CAIRN_ERR_CORRUPT;
+            marked = 1;
+            break;
+        }
+        err = entry_is(v, h.len, name, len);
+        if (err < 0)
+            return err;
         used |= 1u << (s - base);
-        if (v[5] == len && memcmp(v + 6, name, len) == 0) {
-            *child = cn_get32(v);
-            *type = v[4];
-            *sub = s;
+        if (err) {
+            f->child = cn_get32(v);
+            f->type = v[4];
+            f->sub = s;
             return 0;
         }
         k++;
     }
-    if (free_sub) {
-        *free_sub = CN_NONE;
-        for (s = 0; s < 16; s++)
+    err = marked ? ovf_find(fs, dir, name, len, hash, f) : CAIRN_ERR_NOENT;
+    if (err == CAIRN_ERR_NOENT && free_sub) {
+        *free_sub = CN_SUB_OVF | hash;
+        for (s = 0; s < CN_BUCKET_NAMES; s++)
             if (!(used & (1u << s))) {
                 *free_sub = base + s;
                 break;
             }
     }
-    return CAIRN_ERR_NOENT;
+    return err;
+}
+
+/* Checks a whole path before it is walked: NUL within CAIRN_PATH_MAX bytes
+ * (else NAMETOOLONG, as Linux's PATH_MAX), not empty (NOENT), no "." or ".."
+ * component (INVAL: cairn resolves every path from the root and keeps no
+ * current directory, so they are refused rather than half supported). */
+static int path_ok(const char *path)
+{
+    uint32_t i, comp = 0; /* comp: bytes of the current component so far */
+    int dots = 1;         /* the current component is only dots */
+    for (i = 0; i < CAIRN_PATH_MAX; i++) {
+        char c = path[i];
+        if (c == '\0' || c == '/') {
+            if (dots && (comp == 1 || comp == 2))
+                return CAIRN_ERR_INVAL;
+            if (c == '\0')
+                return i == 0 ? CAIRN_ERR_NOENT : 0;
+            comp = 0;
+            dots = 1;
+        } else {
+            comp++;
+            dots = dots && c == '.';
+        }
+    }
+    return CAIRN_ERR_NAMETOOLONG;
 }
 
 /* Resolve a path. On success: the object's id and type, and its entry's
  * parent and sub (parent CN_NONE for the root). When only the last component
  * is missing: CAIRN_ERR_NOENT with w->parent the directory to create it in and
- * w->sub a free sub for the name (CN_NONE when its bucket is full); otherwise
- * w->parent is CN_NONE. w->name and w->len name the last component. */
+ * w->sub the sub a new entry of that name takes (dir_find); otherwise
+ * w->parent is CN_NONE. w->name and w->len name the last component; w->slash
+ * is 1 when the path ends in '/' after it: the caller then requires a
+ * directory (cn_want_dir), as POSIX does. On an error, w->last tells that
+ * it is the last component's (its directory was found). Components are
+ * checked in order as Linux does: the directory they are looked up in
+ * (NOTDIR), their length (NAMETOOLONG), then their presence (NOENT). */
 int cn_lookup(cairn *fs, const char *path, struct cn_where *w)
 {
-    uint32_t cur = CN_ROOT_ID, csub = 0, cparent = CN_NONE, child, chsub, fsub;
-    uint8_t ctype = CAIRN_TYPE_DIR, chtype;
+    uint32_t cur = CN_ROOT_ID, csub = 0, cparent = CN_NONE, fsub;
+    uint8_t ctype = CAIRN_TYPE_DIR;
+    struct cn_found f;
     const char *p = path;
+    int err;
     w->parent = CN_NONE;
     w->name = "/";
     w->len = 1;
+    w->slash = 0;
+    w->last = 0;
     if (path == NULL)
         return CAIRN_ERR_INVAL;
-    for (;;) {
+    err = path_ok(path);
+    if (err)
+        return err;
+    for (;;) { /* bounded: path_ok found the NUL within CAIRN_PATH_MAX bytes */
         const char *name, *q;
         uint32_t len;
-        int err;
         while (*p == '/')
             p++;
         if (*p == '\0')
             break;
+        if (ctype != CAIRN_TYPE_DIR)
+            return CAIRN_ERR_NOTDIR;
         name = p;
         while (*p != '\0' && *p != '/')
             p++;
         len = (uint32_t)(p - name);
+        for (q = p; *q == '/'; q++)
+            ;
+        w->last = *q == '\0';
+        w->slash = *p == '/';
         if (len > CAIRN_NAME_MAX)
             return CAIRN_ERR_NAMETOOLONG;
-        if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
-            return CAIRN_ERR_INVAL;
-        if (ctype != CAIRN_TYPE_DIR)
-            return CAIRN_ERR_NOTDIR;
-        err = dir_find(fs, cur, name, len, &child, &chtype, &chsub, &fsub);
         w->name = name;
         w->len = len;
+        err = dir_find(fs, cur, name, len, &f, &fsub);
         if (err == CAIRN_ERR_NOENT) {
-            for (q = p; *q == '/'; q++)
-                ;
             if (*q == '\0') {
                 w->parent = cur;
                 w->sub = fsub;
@@ -107,12 +202,12 @@ int cn_lookup(cairn *fs, const char *path, struct cn_where *w)
         }
         if (err)
             return err;
-        if (chtype != CAIRN_TYPE_FILE && chtype != CAIRN_TYPE_DIR)
+        if (f.type != CAIRN_TYPE_FILE && f.type != CAIRN_TYPE_DIR)
             return CAIRN_ERR_CORRUPT;
         cparent = cur;
-        csub = chsub;
-        cur = child;
-        ctype = chtype;
+        csub = f.sub;
+        cur = f.child;
+        ctype = f.type;
     }
     w->id = cur;
     w->type = ctype;
@@ -121,7 +216,14 @@ int cn_lookup(cairn *fs, const char *path, struct cn_where *w)
     return 0;
 }
 
-/* Room for a new object: an entry slot in its bucket (sub), an id, space. */
+/* A path that ends in '/' names a directory: NOTDIR for a file. */
+int cn_want_dir(const struct cn_where *w)
+{
+    return w->slash && w->type != CAIRN_TYPE_DIR ? CAIRN_ERR_NOTDIR : 0;
+}
+
+/* Room for a new object: an entry (any name has one now: a bucket slot or
+ * the overflow area; CN_NONE is refused), an id, space. */
 int cn_new_object_room(cairn *fs, uint32_t sub)
 {
     if (sub == CN_NONE || fs->next_id > CN_ID_MAX)
@@ -161,19 +263,24 @@ int cairn_mkdir(cairn *fs, const char *path)
     return cn_create(fs, w.parent, w.sub, w.name, w.len, CAIRN_TYPE_DIR, &w.id);
 }
 
+/* 1 when dir has no entry: no DIRENT key (a mark stands while its bucket's
+ * overflow entries exist) and, checked too, no DIROVF key. */
 static int dir_empty(cairn *fs, uint32_t dir)
 {
-    struct cn_hit h;
-    int err;
-    h.key = cn_key(dir, CN_K_DIRENT, 0);
-    h.val = NULL;
-    h.cap = 0;
-    err = cn_tree_seek(fs, &h, 0);
-    if (err == CAIRN_ERR_NOENT)
-        return 1;
-    if (err)
-        return err;
-    return !(cn_key_id(h.key) == dir && cn_key_kind(h.key) == CN_K_DIRENT);
+    unsigned kind;
+    for (kind = CN_K_DIRENT; kind <= CN_K_DIROVF; kind += CN_K_DIROVF - CN_K_DIRENT) {
+        struct cn_hit h;
+        int err;
+        h.key = cn_key(dir, kind, 0);
+        h.val = NULL;
+        h.cap = 0;
+        err = cn_tree_seek(fs, &h, 0);
+        if (err && err != CAIRN_ERR_NOENT)
+            return err;
+        if (!err && cn_key_id(h.key) == dir && cn_key_kind(h.key) == kind)
+            return 0;
+    }
+    return 1;
 }
 
 int cairn_remove(cairn *fs, const char *path)
@@ -185,6 +292,8 @@ int cairn_remove(cairn *fs, const char *path)
     if (err)
         return err;
     err = cn_lookup(fs, path, &w);
+    if (!err)
+        err = cn_want_dir(&w);
     if (err)
         return err;
     id = w.id;
@@ -234,15 +343,27 @@ int cairn_rename(cairn *fs, const char *from, const char *to)
     struct cn_where o, t; /* from, to */
     uint32_t replaced = 0;
     uint8_t *p = fs->recbuf;
-    int err = cn_fs_ready(fs, 1);
+    int terr, err = cn_fs_ready(fs, 1);
+    if (!err && from != NULL && to != NULL) { /* as Linux: both forms before a lookup */
+        err = path_ok(from);
+        if (!err)
+            err = path_ok(to);
+    }
     if (err)
         return err;
+    /* as Linux: both directories are found before either last name */
     err = cn_lookup(fs, from, &o);
-    if (err)
+    if (err && !o.last)
         return err;
+    terr = cn_lookup(fs, to, &t);
+    if (err || (terr && !t.last))
+        return err && (!terr || t.last) ? err : terr;
     if (o.parent == CN_NONE)
         return CAIRN_ERR_INVAL;
-    err = cn_lookup(fs, to, &t);
+    err = terr;
+    if ((err == 0 || (err == CAIRN_ERR_NOENT && t.parent != CN_NONE)) &&
+        o.type != CAIRN_TYPE_DIR && (o.slash || t.slash))
+        return CAIRN_ERR_NOTDIR; /* as Linux: a file named with a trailing '/' */
     if (err == 0) {
         if (t.id == o.id)
             return 0;
@@ -262,8 +383,6 @@ int cairn_rename(cairn *fs, const char *from, const char *to)
         replaced = t.id;
     } else if (err != CAIRN_ERR_NOENT || t.parent == CN_NONE) {
         return err;
-    } else if (t.sub == CN_NONE) {
-        return CAIRN_ERR_NOSPC;
     }
     if (o.type == CAIRN_TYPE_DIR) {
         err = inside_itself(fs, o.id, t.parent);
@@ -280,9 +399,10 @@ int cairn_rename(cairn *fs, const char *from, const char *to)
     cn_put32(p + 8, t.parent);
     cn_put32(p + 12, t.sub);
     cn_put32(p + 16, replaced);
-    p[20] = (uint8_t)t.len;
-    memcpy(p + 21, t.name, t.len);
-    err = cn_record(fs, CN_R_RENAME, p, 21 + t.len);
+    cn_put32(p + 20, o.id);
+    p[24] = (uint8_t)t.len;
+    memcpy(p + 25, t.name, t.len);
+    err = cn_record(fs, CN_R_RENAME, p, 25 + t.len);
     if (!err && replaced)
         err = cn_finish_orphans(fs, CN_NONE);
     return err;
@@ -310,6 +430,8 @@ int cairn_stat(cairn *fs, const char *path, struct cairn_info *info)
     if (info == NULL)
         return CAIRN_ERR_INVAL;
     err = cn_lookup(fs, path, &w);
+    if (!err)
+        err = cn_want_dir(&w);
     if (err)
         return err;
     memcpy(info->name, w.name, w.len);
@@ -345,6 +467,35 @@ static struct cn_handle *dir_handle(cairn *fs, int dd)
     return &fs->handles[dd];
 }
 
+/* The entry after h's position: the directory's DIRENT keys (marks skipped),
+ * then its DIROVF keys. dir_next holds the next DIRENT sub, or READDIR_OVF +
+ * the next overflow id, or CN_NONE at the end. 1, 0 at the end, or error. */
+#define READDIR_OVF (CN_SUB_MASK + 1u)
+static int next_entry(cairn *fs, struct cn_handle *h, struct cn_hit *e, uint8_t *v)
+{
+    uint32_t pass;
+    for (pass = 0; pass <= (CN_SUB_MASK >> 4) + 2; pass++) { /* skips a mark per bucket */
+        int ovf = h->dir_next >= READDIR_OVF, err;
+        unsigned kind = ovf ? CN_K_DIROVF : CN_K_DIRENT;
+        if (h->dir_next == CN_NONE || (ovf && h->dir_next - READDIR_OVF > CN_ID_MAX))
+            return 0; /* the end (or past the last id there can be) */
+        e->key = cn_key(h->dir_id, kind, ovf ? h->dir_next - READDIR_OVF : h->dir_next);
+        e->val = v;
+        e->cap = 6 + CAIRN_NAME_MAX;
+        err = cn_tree_seek(fs, e, 0);
+        if (err && err != CAIRN_ERR_NOENT)
+            return err;
+        if (err || cn_key_id(e->key) != h->dir_id || cn_key_kind(e->key) != kind) {
+            h->dir_next = ovf ? CN_NONE : READDIR_OVF; /* this kind is done */
+            continue;
+        }
+        h->dir_next = cn_key_sub(e->key) + 1 + (ovf ? READDIR_OVF : 0);
+        if (ovf || (cn_key_sub(e->key) & 15u) != CN_MARK_SLOT)
+            return 1;
+    }
+    return CAIRN_ERR_CORRUPT;
+}
+
 int cairn_readdir(cairn *fs, int dd, struct cairn_info *info)
 {
     struct cn_handle *h = dir_handle(fs, dd);
@@ -355,21 +506,12 @@ int cairn_readdir(cairn *fs, int dd, struct cairn_info *info)
         return CAIRN_ERR_BADF;
     if (info == NULL)
         return CAIRN_ERR_INVAL;
-    if (h->dir_next > CN_SUB_MASK)
-        return 0;
     v = fs->scratch;
-    e.key = cn_key(h->dir_id, CN_K_DIRENT, h->dir_next);
-    e.val = v;
-    e.cap = 6 + CAIRN_NAME_MAX;
-    err = cn_tree_seek(fs, &e, 0);
-    if (err == CAIRN_ERR_NOENT || (err == 0 && (cn_key_id(e.key) != h->dir_id ||
-                                                cn_key_kind(e.key) != CN_K_DIRENT)))
-        return 0;
-    if (err)
+    err = next_entry(fs, h, &e, v);
+    if (err <= 0)
         return err;
     if (e.len < 7 || e.len != 6u + v[5])
         return CAIRN_ERR_CORRUPT;
-    h->dir_next = cn_key_sub(e.key) + 1;
     memcpy(info->name, v + 6, v[5]);
     info->name[v[5]] = '\0';
     err = object_info(fs, cn_get32(v), v[4], info);
@@ -404,6 +546,8 @@ static int attr_target(cairn *fs, const char *path, int write, uint32_t *id)
     int err = cn_fs_ready(fs, write);
     if (!err)
         err = cn_lookup(fs, path, &w);
+    if (!err)
+        err = cn_want_dir(&w);
     if (!err)
         *id = w.id;
     return err;

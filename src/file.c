@@ -784,9 +784,14 @@ CN_NOINLINE static int open_lookup(cairn *fs, const char *path, int flags, uint3
 {
     struct cn_where w;
     int err = cn_lookup(fs, path, &w);
+    if ((flags & CAIRN_O_CREAT) && w.slash && (err == 0 || w.last))
+        return CAIRN_ERR_ISDIR; /* as Linux: O_CREAT never makes "name/" */
     if (err == 0) {
         if ((flags & CAIRN_O_CREAT) && (flags & CAIRN_O_EXCL))
             return CAIRN_ERR_EXIST;
+        err = cn_want_dir(&w); /* "file/" */
+        if (err)
+            return err;
         if (w.type != CAIRN_TYPE_FILE)
             return CAIRN_ERR_ISDIR;
     } else if (err == CAIRN_ERR_NOENT && (flags & CAIRN_O_CREAT) && w.parent != CN_NONE) {

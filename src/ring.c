@@ -427,6 +427,8 @@ int cairn_ring_create(cairn *fs, const char *path, int32_t capacity)
     if (capacity <= 0 || !cap_ok(fs, (uint32_t)capacity))
         return CAIRN_ERR_INVAL;
     err = cn_lookup(fs, path, &w);
+    if (w.slash && (err == 0 || w.last))
+        return CAIRN_ERR_ISDIR; /* as open(O_CREAT) of "name/" */
     if (err == 0)
         return CAIRN_ERR_EXIST;
     if (err != CAIRN_ERR_NOENT || w.parent == CN_NONE)
