@@ -570,6 +570,7 @@ int cairn_truncate(cairn *fs, int fd, int32_t size)
 {
     struct cn_handle *h;
     struct cn_file *f = file_of(fs, fd, 1, &h);
+    int32_t old;
     int err;
     if (f == NULL)
         return CAIRN_ERR_BADF;
@@ -593,12 +594,16 @@ int cairn_truncate(cairn *fs, int fd, int32_t size)
                ps_of(fs) - (uint32_t)size % ps_of(fs)); /* keep zeros past the end */
     if (size < f->size)
         f->tail_phys = CN_NONE;
+    old = f->size;
     f->size = size;
     f->ext_count = 0;
     err = record_size(fs, f);
-    if (!err)
-        err = cn_finish_orphans(fs, CN_NONE);
-    return err;
+    if (err) {
+        f->size = old; /* not truncated; the buffer was clean: reload it */
+        f->buf_page = CN_NONE;
+        return err;
+    }
+    return cn_finish_orphans(fs, CN_NONE);
 }
 
 int cn_sync_file(cairn *fs, struct cn_file *f)
@@ -665,6 +670,8 @@ int cairn_close(cairn *fs, int fd)
             err = cn_log_flush(fs);
         if (!err)
             err = cn_dev_sync(fs);
+        if (err == CAIRN_ERR_NOSPC)
+            return err; /* nothing released: free space and close again */
     }
     h->kind = CN_HND_FREE;
     if (--f->refs == 0) {

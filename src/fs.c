@@ -396,6 +396,8 @@ int cairn_unmount(cairn *fs)
             err = cn_ckpt_write(fs, 1);
         }
     }
+    if (err == CAIRN_ERR_NOSPC)
+        return err; /* still mounted, nothing lost: free space and unmount again */
     teardown(fs);
     return err;
 }

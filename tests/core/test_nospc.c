@@ -1,0 +1,747 @@
+/*
+ * test_nospc: the NOSPC contract (docs/DESIGN.md "Space", include/cairn.h).
+ * On 1 MiB of nor-m25p16, the whole nor-m25p16, nand-dhara cut to 24 blocks
+ * and an SD-like card (sd-tf costs, 2 MiB):
+ *  (a) contract: random writes, creates, removes, renames, truncates, syncs
+ *      and closes near full, checked against a model of the visible state
+ *      (tree, sizes, contents, handle positions and validity). After every
+ *      call that fails, that state must be exactly as before it; a write
+ *      returns the bytes that reached the file and an error only when none
+ *      did; a close, sync or unmount that fails with NOSPC keeps the handle
+ *      or the mount (after removing a file the retry must succeed and lose
+ *      nothing); mount after a clean unmount never fails; the volume is
+ *      compared with the model after every remount.
+ *  (b) handles: a remove or rename over an open file that fails keeps the
+ *      file's handles working with their unsynced data.
+ *  (c) free_bytes promise: from states of (a) (a copy of the volume), a new
+ *      file written sequentially up to free_bytes in 256 B and in 4 KiB
+ *      pieces takes every byte, and holds them after close and remount.
+ *      Also from a fresh volume on nor-m25p16 (whole) and sd-tf cut to 12
+ *      allocation units. Prints free_bytes and what a file really took.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tsupport.h"
+
+#define NDIRS 3
+#define NNAMES 8
+#define NPATHS (NDIRS * NNAMES)
+#define NOBJS 256
+#define NHND 3
+
+struct mobj {
+    uint8_t *data;
+    int32_t len, cap;
+};
+struct mhnd {
+    int fd;     /* -1: closed */
+    int obj;    /* -1: the object was unlinked (handle fails with BADF) */
+    int32_t pos;
+};
+struct mstate {
+    int path_obj[NPATHS]; /* -1: no such file */
+    struct mobj obj[NOBJS];
+    int nobj;
+    struct mhnd h[NHND];
+};
+
+struct geo {
+    const char *name;
+    const char *model;
+    uint32_t blocks; /* 0: the t_sim_new SD-like card */
+    int32_t max_file;
+};
+
+static const struct geo geos[] = {
+    {"nor-m25p16 1 MiB", "nor-m25p16", 16, 96 * 1024},
+    {"nor-m25p16 2 MiB", "nor-m25p16", 32, 160 * 1024},
+    {"nand-dhara 3 MiB", "nand-dhara", 24, 256 * 1024},
+    {"sd-like 2 MiB", NULL, 0, 160 * 1024},
+};
+#define NGEOS (sizeof geos / sizeof geos[0])
+
+static csim *geo_sim(const struct geo *g, uint64_t seed)
+{
+    if (g->model == NULL)
+        return t_sim_new(T_BLOCK, seed);
+    return t_sim_model(g->model, g->blocks, 1, seed);
+}
+
+static void path_of(int p, char *out)
+{
+    sprintf(out, "/d%d/f%d", p / NNAMES, p % NNAMES);
+}
+
+static uint8_t *wbuf(int32_t len, uint64_t seed)
+{
+    static uint8_t *b;
+    static int32_t cap;
+    if (len > cap) {
+        b = (uint8_t *)realloc(b, (size_t)len);
+        if (!b)
+            t_fatal("out of memory");
+        cap = len;
+    }
+    t_pattern(b, (size_t)len, seed);
+    return b;
+}
+
+static int new_obj(struct mstate *m)
+{
+    int i;
+    for (i = 0; i < NOBJS; i++) {
+        int used = 0, p, k;
+        for (p = 0; p < NPATHS; p++)
+            used |= m->path_obj[p] == i;
+        for (k = 0; k < NHND; k++)
+            used |= m->h[k].fd >= 0 && m->h[k].obj == i;
+        if (!used) {
+            m->obj[i].len = 0;
+            return i;
+        }
+    }
+    t_fatal("model: out of objects");
+    return -1;
+}
+
+static void obj_write(struct mobj *o, int32_t pos, const uint8_t *src, int32_t n)
+{
+    if (pos + n > o->cap) {
+        o->cap = (pos + n) * 2 + 64;
+        o->data = (uint8_t *)realloc(o->data, (size_t)o->cap);
+        if (!o->data)
+            t_fatal("out of memory");
+    }
+    if (pos > o->len)
+        memset(o->data + o->len, 0, (size_t)(pos - o->len));
+    memcpy(o->data + pos, src, (size_t)n);
+    if (pos + n > o->len)
+        o->len = pos + n;
+}
+
+static void obj_truncate(struct mobj *o, int32_t size)
+{
+    if (size > o->len) {
+        uint8_t z = 0;
+        int32_t i;
+        for (i = o->len; i < size; i++)
+            obj_write(o, i, &z, 1);
+    }
+    o->len = size;
+}
+
+static void unlink_obj(struct mstate *m, int obj)
+{
+    int k;
+    for (k = 0; k < NHND; k++)
+        if (m->h[k].fd >= 0 && m->h[k].obj == obj)
+            m->h[k].obj = -1;
+}
+
+/* The visible state equals the model: every path (exists, size, content),
+ * every handle (size, position, or BADF once its file was unlinked).
+ * Returns the number of differences. */
+static int verify(cairn *fs, const struct mstate *m, const char *label)
+{
+    int p, k, bad = 0;
+    for (p = 0; p < NPATHS; p++) {
+        char path[32];
+        struct cairn_info info;
+        int rc;
+        path_of(p, path);
+        rc = cairn_stat(fs, path, &info);
+        if (m->path_obj[p] < 0) {
+            CHECK(rc == CAIRN_ERR_NOENT, "[%s] %s absent: %d %s", label, path, rc, t_errname(rc));
+            bad += rc != CAIRN_ERR_NOENT;
+            continue;
+        }
+        CHECK(rc == 0, "[%s] %s present: %d %s", label, path, rc, t_errname(rc));
+        if (rc != 0) {
+            bad++;
+            continue;
+        }
+        {
+            const struct mobj *o = &m->obj[m->path_obj[p]];
+            uint8_t *buf;
+            int32_t n;
+            int ok;
+            rc = t_read_file(fs, path, &buf, &n);
+            CHECK(rc == 0, "[%s] read %s: %d %s", label, path, rc, t_errname(rc));
+            if (rc != 0) {
+                bad++;
+                continue;
+            }
+            ok = n == o->len && (n == 0 || memcmp(buf, o->data, (size_t)n) == 0);
+            CHECK(ok, "[%s] content of %s (%ld bytes, model %ld)", label, path, (long)n,
+                  (long)o->len);
+            if (!ok) {
+                t_print_diff(buf, n, o->data, o->len);
+                bad++;
+            }
+            free(buf);
+        }
+    }
+    for (k = 0; k < NHND; k++) {
+        const struct mhnd *h = &m->h[k];
+        int32_t sz;
+        if (h->fd < 0)
+            continue;
+        sz = cairn_size(fs, h->fd);
+        if (h->obj < 0) {
+            CHECK(sz == CAIRN_ERR_BADF, "[%s] handle %d of an unlinked file: %ld", label, h->fd,
+                  (long)sz);
+            bad += sz != CAIRN_ERR_BADF;
+        } else {
+            int32_t pos = cairn_tell(fs, h->fd);
+            CHECK(sz == m->obj[h->obj].len && pos == h->pos,
+                  "[%s] handle %d: size %ld pos %ld, model %ld %ld", label, h->fd, (long)sz,
+                  (long)pos, (long)m->obj[h->obj].len, (long)h->pos);
+            bad += sz != m->obj[h->obj].len || pos != h->pos;
+        }
+    }
+    return bad;
+}
+
+/* counters of what the run saw */
+struct tally {
+    uint32_t calls, nospc, short_writes, close_retries, unmount_retries, remounts;
+};
+
+/* The file with the most bytes (to free space), or -1. */
+static int biggest_path(const struct mstate *m)
+{
+    int p, best = -1;
+    for (p = 0; p < NPATHS; p++)
+        if (m->path_obj[p] >= 0 &&
+            (best < 0 || m->obj[m->path_obj[p]].len > m->obj[m->path_obj[best]].len))
+            best = p;
+    return best;
+}
+
+/* Remove the biggest file not held open (the model follows); 0 when done. */
+static int free_space(cairn *fs, struct mstate *m, const char *label)
+{
+    int p = biggest_path(m), rc;
+    char path[32];
+    if (p < 0)
+        return -1;
+    path_of(p, path);
+    rc = cairn_remove(fs, path);
+    CHECK(rc == 0, "[%s] remove %s to free space: %d %s", label, path, rc, t_errname(rc));
+    if (rc == 0) {
+        unlink_obj(m, m->path_obj[p]);
+        m->path_obj[p] = -1;
+    }
+    return rc;
+}
+
+/* Close handle k; a NOSPC keeps it (retried after freeing space). */
+static void close_handle(struct tfs *t, struct mstate *m, int k, struct tally *ty,
+                         const char *label)
+{
+    int tries, rc = 0;
+    for (tries = 0; tries < 8; tries++) {
+        rc = cairn_close(t->fs, m->h[k].fd);
+        if (rc != CAIRN_ERR_NOSPC)
+            break;
+        ty->close_retries++;
+        /* the handle is still open, nothing changed */
+        CHECK(cairn_tell(t->fs, m->h[k].fd) == (m->h[k].obj < 0 ? CAIRN_ERR_BADF : m->h[k].pos),
+              "[%s] a close that failed keeps its handle", label);
+        verify(t->fs, m, label);
+        if (free_space(t->fs, m, label) != 0)
+            break;
+    }
+    CHECK(rc == 0, "[%s] close of handle %d: %d %s", label, m->h[k].fd, rc, t_errname(rc));
+    m->h[k].fd = -1;
+}
+
+/* Unmount (a NOSPC keeps the mount: free space and retry), mount, compare. */
+static void remount(struct tfs *t, struct mstate *m, struct tally *ty, const char *label)
+{
+    int k, rc = 0, tries;
+    for (k = 0; k < NHND; k++)
+        if (m->h[k].fd >= 0)
+            close_handle(t, m, k, ty, label);
+    for (tries = 0; tries < 8; tries++) {
+        rc = cairn_unmount(t->fs);
+        if (rc != CAIRN_ERR_NOSPC)
+            break;
+        ty->unmount_retries++;
+        verify(t->fs, m, label);
+        if (free_space(t->fs, m, label) != 0)
+            break;
+    }
+    t->mounted = 0;
+    CHECK(rc == 0, "[%s] unmount: %d %s", label, rc, t_errname(rc));
+    rc = t_fs_mount(t);
+    CHECK(rc == 0, "[%s] mount after a clean unmount: %d %s", label, rc, t_errname(rc));
+    if (rc != 0)
+        t_fatal("[%s] the volume does not mount", label);
+    rc = t_fs_check(t, label);
+    CHECK(rc == 0, "[%s] cairn_check: %d %s", label, rc, t_errname(rc));
+    verify(t->fs, m, label);
+    ty->remounts++;
+}
+
+/* One random call; returns its result. `m` is updated on success only, so
+ * after a failure the caller compares the volume with the unchanged model. */
+static long one_call(struct tfs *t, struct mstate *m, uint64_t *rng, const struct geo *g,
+                     struct tally *ty, const char *label, int *what, int full)
+{
+    cairn *fs = t->fs;
+    uint32_t r = t_randn(rng, 100);
+    /* keep the volume full: space is given back mostly after a NOSPC */
+    if (r >= 68 && r < 93 && (full ? t_randn(rng, 2) : t_randn(rng, 32)) != 0)
+        r = t_randn(rng, 45);
+    int k = (int)t_randn(rng, NHND), p = (int)t_randn(rng, NPATHS);
+    char path[32];
+    long rc;
+    path_of(p, path);
+    *what = (int)r;
+    if (r < 45) { /* write at the position of an open handle */
+        struct mhnd *h = &m->h[k];
+        int32_t len;
+        uint8_t *b;
+        if (h->fd < 0 || h->obj < 0)
+            return 0;
+        len = t_randn(rng, 3) == 0 ? (int32_t)(t_randn(rng, 64) + 1) * 256 *
+                                         (g->max_file / (96 * 1024))
+                                    : (int32_t)t_randn(rng, 3000) + 1;
+        if (t_randn(rng, 10) < 7) /* mostly appends: the volume stays full */
+            h->pos = m->obj[h->obj].len;
+        if (h->pos + len > g->max_file)
+            h->pos = (int32_t)t_randn(rng, (uint32_t)g->max_file / 2);
+        (void)cairn_seek(fs, h->fd, h->pos, CAIRN_SEEK_SET);
+        b = wbuf(len, t_rand(rng));
+        rc = cairn_write(fs, h->fd, b, len);
+        CHECK(rc == len || (rc > 0 && rc < len) || rc == CAIRN_ERR_NOSPC,
+              "[%s] write of %ld: %ld %s", label, (long)len, rc, t_errname(rc));
+        if (rc > 0) {
+            if (rc < len)
+                ty->short_writes++;
+            obj_write(&m->obj[h->obj], h->pos, b, (int32_t)rc);
+            h->pos += (int32_t)rc;
+        }
+        return rc;
+    }
+    if (r < 58) { /* open a handle (creating the file, maybe truncating it) */
+        struct mhnd *h = &m->h[k];
+        int trunc = t_randn(rng, 4) == 0, flags = CAIRN_O_RDWR | CAIRN_O_CREAT;
+        if (h->fd >= 0)
+            return 0;
+        if (trunc)
+            flags |= CAIRN_O_TRUNC;
+        rc = cairn_open(fs, path, flags);
+        CHECK(rc >= 0 || rc == CAIRN_ERR_NOSPC, "[%s] open %s: %ld %s", label, path, rc,
+              t_errname(rc));
+        if (rc >= 0) {
+            if (m->path_obj[p] < 0)
+                m->path_obj[p] = new_obj(m);
+            h->fd = (int)rc;
+            h->obj = m->path_obj[p];
+            h->pos = 0;
+            if (trunc)
+                obj_truncate(&m->obj[h->obj], 0);
+        }
+        return rc < 0 ? rc : 0;
+    }
+    if (r < 68) { /* close */
+        struct mhnd *h = &m->h[k];
+        if (h->fd < 0)
+            return 0;
+        rc = cairn_close(fs, h->fd);
+        CHECK(rc == 0 || rc == CAIRN_ERR_NOSPC, "[%s] close: %ld %s", label, rc, t_errname(rc));
+        if (rc == 0)
+            h->fd = -1;
+        return rc;
+    }
+    if (r < 80) { /* remove */
+        if (m->path_obj[p] < 0)
+            return 0;
+        rc = cairn_remove(fs, path);
+        CHECK(rc == 0 || rc == CAIRN_ERR_NOSPC, "[%s] remove %s: %ld %s", label, path, rc,
+              t_errname(rc));
+        if (rc == 0) {
+            unlink_obj(m, m->path_obj[p]);
+            m->path_obj[p] = -1;
+        }
+        return rc;
+    }
+    if (r < 88) { /* rename, often over an existing file */
+        int q = (int)t_randn(rng, NPATHS);
+        char to[32];
+        if (m->path_obj[p] < 0 || q == p)
+            return 0;
+        path_of(q, to);
+        rc = cairn_rename(fs, path, to);
+        CHECK(rc == 0 || rc == CAIRN_ERR_NOSPC, "[%s] rename %s %s: %ld %s", label, path, to,
+              rc, t_errname(rc));
+        if (rc == 0) {
+            if (m->path_obj[q] >= 0)
+                unlink_obj(m, m->path_obj[q]);
+            m->path_obj[q] = m->path_obj[p];
+            m->path_obj[p] = -1;
+        }
+        return rc;
+    }
+    if (r < 93) { /* truncate */
+        struct mhnd *h = &m->h[k];
+        int32_t size;
+        if (h->fd < 0 || h->obj < 0)
+            return 0;
+        size = (int32_t)t_randn(rng, (uint32_t)m->obj[h->obj].len + 2000);
+        if (size > g->max_file)
+            size = g->max_file;
+        rc = cairn_truncate(fs, h->fd, size);
+        CHECK(rc == 0 || rc == CAIRN_ERR_NOSPC, "[%s] truncate to %ld: %ld %s", label,
+              (long)size, rc, t_errname(rc));
+        if (rc == 0)
+            obj_truncate(&m->obj[h->obj], size);
+        return rc;
+    }
+    if (r < 97) { /* sync a file */
+        struct mhnd *h = &m->h[k];
+        if (h->fd < 0 || h->obj < 0)
+            return 0;
+        rc = cairn_file_sync(fs, h->fd);
+        CHECK(rc == 0 || rc == CAIRN_ERR_NOSPC, "[%s] file_sync: %ld %s", label, rc,
+              t_errname(rc));
+        return rc;
+    }
+    rc = cairn_sync(fs);
+    CHECK(rc == 0 || rc == CAIRN_ERR_NOSPC, "[%s] sync: %ld %s", label, rc, t_errname(rc));
+    return rc;
+}
+
+static const char *what_name(int r)
+{
+    return r < 45 ? "write" : r < 58 ? "open" : r < 68 ? "close" : r < 80 ? "remove"
+           : r < 88 ? "rename" : r < 93 ? "truncate" : r < 97 ? "file_sync" : "sync";
+}
+
+/* ---- (c) the free_bytes promise on a copy of the volume ---- */
+
+/* Writes free_bytes into a new file in `piece`-byte writes on t (mounted),
+ * closes, remounts and reads it back. Returns bytes written (-1 on failure). */
+static int64_t fill_free(struct tfs *t, int32_t piece, const char *label, uint64_t *free_out)
+{
+    struct cairn_fsinfo fi;
+    int64_t want, done = 0;
+    int fd, rc;
+    uint8_t *b;
+    int ok = 1;
+    rc = cairn_fs_stat(t->fs, &fi);
+    CHECK(rc == 0, "[%s] fs_stat: %d", label, rc);
+    want = (int64_t)fi.free_bytes;
+    *free_out = fi.free_bytes;
+    if (want == 0)
+        return 0;
+    if (want > 64 * 1024 * 1024)
+        want = 64 * 1024 * 1024;
+    b = (uint8_t *)malloc((size_t)want + 1);
+    if (!b)
+        t_fatal("out of memory");
+    t_pattern(b, (size_t)want, 77);
+    fd = cairn_open(t->fs, "/promise", CAIRN_O_WRONLY | CAIRN_O_CREAT | CAIRN_O_EXCL);
+    CHECK(fd >= 0, "[%s] open /promise with free_bytes %lld: %d %s", label, (long long)want, fd,
+          t_errname(fd));
+    if (fd < 0) {
+        free(b);
+        return -1;
+    }
+    while (done < want) {
+        int32_t n = want - done < piece ? (int32_t)(want - done) : piece;
+        int32_t w = cairn_write(t->fs, fd, b + done, n);
+        if (w <= 0) {
+            CHECK(w > 0, "[%s] free_bytes %lld in %ld B pieces: write at %lld: %ld %s", label,
+                  (long long)want, (long)piece, (long long)done, (long)w, t_errname(w));
+            ok = 0;
+            break;
+        }
+        done += w;
+    }
+    rc = cairn_close(t->fs, fd);
+    CHECK(rc == 0, "[%s] close /promise (%lld bytes): %d %s", label, (long long)done, rc,
+          t_errname(rc));
+    ok &= rc == 0;
+    if (ok) {
+        rc = t_fs_unmount(t);
+        CHECK(rc == 0, "[%s] unmount after the promise: %d %s", label, rc, t_errname(rc));
+        rc = t_fs_mount(t);
+        CHECK(rc == 0, "[%s] mount after the promise: %d %s", label, rc, t_errname(rc));
+        if (rc == 0)
+            ok &= t_check_file(t->fs, "/promise", b, (int32_t)done, label);
+    }
+    free(b);
+    return ok ? done : -1;
+}
+
+/* How much a file really takes beyond free_bytes (4 KiB writes to NOSPC). */
+static int64_t fill_more(cairn *fs)
+{
+    static uint8_t b[4096];
+    int64_t got = 0;
+    int32_t n;
+    int fd = cairn_open(fs, "/promise", CAIRN_O_WRONLY | CAIRN_O_APPEND);
+    if (fd < 0)
+        return 0;
+    while ((n = cairn_write(fs, fd, b, (int32_t)sizeof b)) > 0)
+        got += n;
+    (void)cairn_close(fs, fd);
+    return got;
+}
+
+struct promise_stats {
+    uint32_t runs, failed;
+    double min_ratio; /* free_bytes / what the file took */
+};
+
+/* The promise from the current state of t: on two copies of its image. */
+static void promise_from(struct tfs *t, const struct geo *g, struct mstate *m, struct tally *ty,
+                         const char *label, struct promise_stats *ps)
+{
+    struct t_image im;
+    int i;
+    const int32_t pieces[2] = {256, 4096};
+    remount(t, m, ty, label); /* every handle closed, the image is clean */
+    if (t_fs_unmount(t) != 0)
+        t_fatal("[%s] unmount for the image", label);
+    t_image_take(&im, t->sim);
+    for (i = 0; i < 2; i++) {
+        struct tfs c;
+        char l2[192];
+        uint64_t fb = 0;
+        int64_t w, more;
+        t_fs_init(&c, geo_sim(g, 1), 0);
+        t_image_put(&im, c.sim);
+        snprintf(l2, sizeof l2, "%s promise %ld B", label, (long)pieces[i]);
+        if (t_fs_mount(&c) != 0)
+            t_fatal("[%s] mount of the copy", l2);
+        w = fill_free(&c, pieces[i], l2, &fb);
+        more = w >= 0 ? fill_more(c.fs) : 0;
+        ps->runs++;
+        ps->failed += w < 0;
+        if (w > 0 && (double)fb / (double)(w + more) < ps->min_ratio)
+            ps->min_ratio = (double)fb / (double)(w + more);
+        t_fs_free(&c);
+    }
+    t_image_free(&im);
+    if (t_fs_mount(t) != 0)
+        t_fatal("[%s] mount after the image", label);
+}
+
+/* ---- (a) the random contract run ---- */
+
+static void contract_run(const struct geo *g, uint64_t seed, uint32_t steps,
+                         struct promise_stats *ps)
+{
+    struct tfs t;
+    struct mstate m;
+    struct tally ty;
+    uint64_t rng = seed * 7919u + 13u;
+    uint32_t i, changed_on_failure = 0, full = 0;
+    char label[96];
+    int d, k;
+    memset(&m, 0, sizeof m);
+    memset(&ty, 0, sizeof ty);
+    for (i = 0; i < NPATHS; i++)
+        m.path_obj[i] = -1;
+    for (k = 0; k < NHND; k++)
+        m.h[k].fd = -1;
+    snprintf(label, sizeof label, "%s seed %llu", g->name, (unsigned long long)seed);
+    t_fs_init(&t, geo_sim(g, seed), 0);
+    t_fs_format_mount(&t);
+    for (d = 0; d < NDIRS; d++) {
+        char dp[8];
+        sprintf(dp, "/d%d", d);
+        if (cairn_mkdir(t.fs, dp) != 0)
+            t_fatal("[%s] mkdir %s", label, dp);
+    }
+    /* fill: files written in 4 KiB pieces until the first NOSPC */
+    for (i = 0; i < NPATHS; i++) {
+        char path[32];
+        int32_t pos = 0, w = 0;
+        int fd, rc;
+        path_of((int)i, path);
+        fd = cairn_open(t.fs, path, CAIRN_O_WRONLY | CAIRN_O_CREAT);
+        if (fd < 0)
+            break;
+        m.path_obj[i] = new_obj(&m);
+        while (pos < g->max_file) {
+            uint8_t *b = wbuf(4096, i * 1000 + (uint32_t)pos);
+            w = cairn_write(t.fs, fd, b, 4096);
+            if (w <= 0)
+                break;
+            obj_write(&m.obj[m.path_obj[i]], pos, b, w);
+            pos += w;
+        }
+        rc = cairn_close(t.fs, fd);
+        CHECK(rc == 0, "[%s] close after the fill: %d %s", label, rc, t_errname(rc));
+        if (w <= 0)
+            break;
+    }
+    verify(t.fs, &m, label);
+    for (i = 0; i < steps; i++) {
+        int what;
+        long rc;
+        char l2[256];
+        rc = one_call(&t, &m, &rng, g, &ty, label, &what, full > 0);
+        ty.calls++;
+        full = rc == CAIRN_ERR_NOSPC ? 4 : full > 0 ? full - 1 : 0;
+        if (rc < 0) {
+            snprintf(l2, sizeof l2, "%s step %u after a failed %s (%s)", label, (unsigned)i,
+                     what_name(what), t_errname(rc));
+            ty.nospc += rc == CAIRN_ERR_NOSPC;
+            changed_on_failure += verify(t.fs, &m, l2) != 0;
+            if (changed_on_failure > 3)
+                t_fatal("[%s] stopping after repeated failures", label);
+        }
+        if (i % 150 == 149) {
+            snprintf(l2, sizeof l2, "%s step %u remount", label, (unsigned)i);
+            remount(&t, &m, &ty, l2);
+        }
+        if (ps && i % 600 == 599) {
+            snprintf(l2, sizeof l2, "%s step %u", label, (unsigned)i);
+            promise_from(&t, g, &m, &ty, l2, ps);
+        }
+    }
+    snprintf(label + strlen(label), sizeof label - strlen(label), " end");
+    remount(&t, &m, &ty, label);
+    printf("  %s: %u calls, %u NOSPC, %u short writes, %u close and %u unmount retries, "
+           "%u remounts, %u failed calls that changed state\n",
+           label, (unsigned)ty.calls, (unsigned)ty.nospc, (unsigned)ty.short_writes,
+           (unsigned)ty.close_retries, (unsigned)ty.unmount_retries, (unsigned)ty.remounts,
+           (unsigned)changed_on_failure);
+    CHECK(ty.nospc > 20, "[%s] the run reached NOSPC (%u times)", label, (unsigned)ty.nospc);
+    for (i = 0; i < NOBJS; i++)
+        free(m.obj[i].data);
+    t_fs_free(&t);
+}
+
+/* ---- (b) a failed remove or rename leaves the open file's handles alone ---- */
+
+static void handles_run(const struct geo *g, uint64_t seed)
+{
+    struct tfs t;
+    char label[96];
+    uint8_t *data, *more;
+    int fd, rc, n = 0, failed = 0, i;
+    int32_t len = 3000;
+    snprintf(label, sizeof label, "%s handles", g->name);
+    t_fs_init(&t, geo_sim(g, seed), 0);
+    t_fs_format_mount(&t);
+    data = (uint8_t *)malloc((size_t)len * 2);
+    more = data + len;
+    t_pattern(data, (size_t)len * 2, seed);
+    /* an open file with unsynced data, then fill the volume with small files
+     * until even metadata runs out */
+    fd = cairn_open(t.fs, "/open", CAIRN_O_RDWR | CAIRN_O_CREAT);
+    CHECK(fd >= 0, "[%s] open: %d", label, fd);
+    CHECK(cairn_write(t.fs, fd, data, len) == len, "[%s] write", label);
+    for (i = 0; i < 100000 && n < 40; i++) {
+        char p[32];
+        sprintf(p, "/fill%d", i);
+        rc = t_write_file(t.fs, p, data, 700);
+        n = rc == CAIRN_ERR_NOSPC ? n + 1 : 0;
+        if (rc != 0 && rc != CAIRN_ERR_NOSPC && rc != CAIRN_ERR_IO)
+            CHECK(0, "[%s] fill %s: %d %s", label, p, rc, t_errname(rc));
+    }
+    /* removes and renames over /open until one fails */
+    for (i = 0; i < 20 && !failed; i++) {
+        rc = i % 2 ? cairn_remove(t.fs, "/open") : cairn_rename(t.fs, "/fill0", "/open");
+        if (rc == 0) {
+            printf("  [%s] %s over the open file succeeded: volume not full enough\n", label,
+                   i % 2 ? "remove" : "rename");
+            break;
+        }
+        CHECK(rc == CAIRN_ERR_NOSPC, "[%s] %s: %d %s", label, i % 2 ? "remove" : "rename", rc,
+              t_errname(rc));
+        failed = 1;
+    }
+    if (failed) {
+        int32_t w;
+        rc = cairn_truncate(t.fs, fd, len);
+        CHECK(rc == 0 || rc == CAIRN_ERR_NOSPC, "[%s] truncate after the failed call: %d %s",
+              label, rc, t_errname(rc));
+        CHECK(cairn_size(t.fs, fd) == len, "[%s] size after the failed call: %ld", label,
+              (long)cairn_size(t.fs, fd));
+        /* free space through another file, then the handle must still work */
+        for (i = 0; i < 100000; i++) {
+            char p[32];
+            sprintf(p, "/fill%d", i);
+            if (cairn_remove(t.fs, p) == CAIRN_ERR_NOENT && i > 50)
+                break;
+        }
+        w = cairn_write(t.fs, fd, more, len);
+        CHECK(w == len, "[%s] write through the handle after the failed call: %ld %s", label,
+              (long)w, t_errname(w));
+        rc = cairn_file_sync(t.fs, fd);
+        CHECK(rc == 0, "[%s] file_sync after the failed call: %d %s", label, rc, t_errname(rc));
+        rc = cairn_close(t.fs, fd);
+        CHECK(rc == 0, "[%s] close: %d %s", label, rc, t_errname(rc));
+        if (t_fs_remount(&t, label) == 0) {
+            memcpy(data + len, more, (size_t)len);
+            t_check_file(t.fs, "/open", data, len * 2, label);
+        }
+    } else {
+        cairn_close(t.fs, fd);
+    }
+    CHECK(failed, "[%s] a remove or rename over the open file failed with NOSPC", label);
+    printf("  [%s] a failed remove/rename kept the handle and its data\n", label);
+    free(data);
+    t_fs_free(&t);
+}
+
+/* ---- (c) from a fresh volume ---- */
+
+static void promise_fresh(const char *name, const char *model, uint32_t blocks)
+{
+    struct tfs t;
+    struct geo g;
+    int32_t piece;
+    for (piece = 256; piece <= 4096; piece *= 16) {
+        char label[96];
+        uint64_t fb;
+        int64_t w, more;
+        memset(&g, 0, sizeof g);
+        g.model = model;
+        g.blocks = blocks;
+        snprintf(label, sizeof label, "%s fresh, %ld B pieces", name, (long)piece);
+        t_fs_init(&t, geo_sim(&g, 3), 0);
+        t_fs_format_mount(&t);
+        w = fill_free(&t, piece, label, &fb);
+        more = w >= 0 ? fill_more(t.fs) : 0;
+        printf("  [%s] free_bytes %llu, written %lld, a file takes %lld (free_bytes %.1f%%)\n",
+               label, (unsigned long long)fb, (long long)w, (long long)(w + more),
+               w + more > 0 ? 100.0 * (double)fb / (double)(w + more) : 0.0);
+        t_fs_free(&t);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    uint32_t steps = (uint32_t)t_env_u64("CAIRN_TEST_STEPS", 1200) * t_scale();
+    unsigned gi;
+    const char *only = argc > 1 ? argv[1] : NULL;
+    t_begin("test_nospc");
+    if (!only || strcmp(only, "handles") == 0)
+        for (gi = 0; gi < NGEOS; gi++)
+            handles_run(&geos[gi], 11);
+    if (!only || strcmp(only, "contract") == 0)
+        for (gi = 0; gi < NGEOS; gi++) {
+            struct promise_stats ps = {0, 0, 1e9};
+            contract_run(&geos[gi], 1, steps, &ps);
+            printf("  [%s] free_bytes promise: %u copies, %u failed, free_bytes >= %.1f%% of "
+                   "what a file took\n",
+                   geos[gi].name, (unsigned)ps.runs, (unsigned)ps.failed,
+                   ps.runs ? 100.0 * ps.min_ratio : 0.0);
+        }
+    if (!only || strcmp(only, "fresh") == 0) {
+        promise_fresh("nor-m25p16 2 MiB", "nor-m25p16", 32);
+        promise_fresh("sd-tf 48 MiB", "sd-tf", 12);
+    }
+    return t_summary(t_name);
+}
