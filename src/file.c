@@ -650,6 +650,16 @@ static int settle_tail(cairn *fs, struct cn_file *f)
     return err;
 }
 
+static void release_handle(cairn *fs, struct cn_handle *h)
+{
+    struct cn_file *f = &fs->files[h->file];
+    h->kind = CN_HND_FREE;
+    if (--f->refs == 0) {
+        cn_heads_forget_file(fs, f);
+        f->id = 0;
+    }
+}
+
 int cairn_close(cairn *fs, int fd)
 {
     struct cn_handle *h;
@@ -673,11 +683,7 @@ int cairn_close(cairn *fs, int fd)
         if (err == CAIRN_ERR_NOSPC)
             return err; /* nothing released: free space and close again */
     }
-    h->kind = CN_HND_FREE;
-    if (--f->refs == 0) {
-        cn_heads_forget_file(fs, f);
-        f->id = 0;
-    }
+    release_handle(fs, h);
     return err;
 }
 
@@ -771,7 +777,9 @@ static int open_truncate(cairn *fs, int h, int flags)
         return h;
     err = cairn_truncate(fs, h, 0);
     if (err) {
-        cairn_close(fs, h);
+        /* the open failed: its handle goes (the file is as it was; other
+         * handles of it keep their data) */
+        release_handle(fs, &fs->handles[h]);
         return err;
     }
     return h;

@@ -695,6 +695,131 @@ static void handles_run(const struct geo *g, uint64_t seed)
     t_fs_free(&t);
 }
 
+/* ---- (d) mount after a clean unmount of a nearly full volume ---- */
+
+/* Creates or truncates path and writes *len bytes in 4 KiB pieces until one
+ * fails; *len becomes what the writes returned. 0, or the first error. */
+static int put_file(cairn *fs, const char *path, const uint8_t *b, int32_t *len)
+{
+    int32_t done = 0;
+    int fd = cairn_open(fs, path, CAIRN_O_WRONLY | CAIRN_O_CREAT | CAIRN_O_TRUNC), rc = 0;
+    if (fd < 0) {
+        *len = -1; /* not opened: unchanged */
+        return fd;
+    }
+    while (done < *len) {
+        int32_t n = *len - done < 4096 ? *len - done : 4096;
+        int32_t w = cairn_write(fs, fd, b + done, n);
+        if (w <= 0) {
+            rc = w < 0 ? (int)w : CAIRN_ERR_IO;
+            break;
+        }
+        done += w;
+        if (w < n) {
+            rc = CAIRN_ERR_NOSPC; /* a short count: the rest did not fit */
+            break;
+        }
+    }
+    *len = done;
+    {
+        int c = cairn_close(fs, fd);
+        if (c == CAIRN_ERR_NOSPC) { /* the handle stays: drop the file, then it closes */
+            c = cairn_remove(fs, path);
+            CHECK(c == 0, "remove %s with a handle whose close failed: %d %s", path, c,
+                  t_errname(c));
+            c = cairn_close(fs, fd);
+            *len = -2;
+            rc = CAIRN_ERR_NOSPC;
+        }
+        CHECK(c == 0, "close %s: %d %s", path, c, t_errname(c));
+    }
+    return rc;
+}
+
+/* Fills with files of random sizes until NOSPC, removes and rewrites some,
+ * unmounts cleanly and mounts again, many rounds: every mount must succeed
+ * and every file be as written. */
+static void mount_run(const struct geo *g, uint64_t seed, uint32_t rounds)
+{
+    struct tfs t;
+    struct mstate m;
+    uint64_t rng = seed * 31u + 7u;
+    uint32_t r, mounts = 0, failed = 0;
+    char label[96];
+    int p, k;
+    memset(&m, 0, sizeof m);
+    for (p = 0; p < NPATHS; p++)
+        m.path_obj[p] = -1;
+    for (k = 0; k < NHND; k++)
+        m.h[k].fd = -1;
+    snprintf(label, sizeof label, "%s mount seed %llu", g->name, (unsigned long long)seed);
+    t_fs_init(&t, geo_sim(g, seed), 0);
+    t_fs_format_mount(&t);
+    for (p = 0; p < NDIRS; p++) {
+        char dp[8];
+        sprintf(dp, "/d%d", p);
+        (void)cairn_mkdir(t.fs, dp);
+    }
+    for (r = 0; r < rounds && !failed; r++) {
+        uint32_t n;
+        int rc;
+        for (n = 0; n < 40; n++) { /* writes (new files, rewrites) until NOSPC */
+            char path[32];
+            int32_t len = (int32_t)t_randn(&rng, (uint32_t)g->max_file / 2) + 1;
+            uint8_t *b = wbuf(len, t_rand(&rng));
+            p = (int)t_randn(&rng, NPATHS);
+            path_of(p, path);
+            rc = put_file(t.fs, path, b, &len);
+            if (len == -2)
+                m.path_obj[p] = -1;
+            else if (len >= 0) { /* opened: what the writes returned is in the file */
+                if (m.path_obj[p] < 0)
+                    m.path_obj[p] = new_obj(&m);
+                m.obj[m.path_obj[p]].len = 0;
+                obj_write(&m.obj[m.path_obj[p]], 0, b, len);
+            }
+            if (rc >= 0)
+                continue;
+            CHECK(rc == CAIRN_ERR_NOSPC, "[%s] write %s: %d %s", label, path, rc, t_errname(rc));
+            if (t_randn(&rng, 2))
+                break;
+        }
+        for (n = t_randn(&rng, 3); n > 0; n--) { /* and a few removes */
+            char path[32];
+            p = (int)t_randn(&rng, NPATHS);
+            if (m.path_obj[p] < 0)
+                continue;
+            path_of(p, path);
+            rc = cairn_remove(t.fs, path);
+            CHECK(rc == 0, "[%s] remove %s: %d %s", label, path, rc, t_errname(rc));
+            m.path_obj[p] = rc == 0 ? -1 : m.path_obj[p];
+        }
+        {
+            struct cairn_fsinfo fi;
+            (void)cairn_fs_stat(t.fs, &fi);
+            rc = t_fs_unmount(&t);
+            CHECK(rc == 0, "[%s] round %u: unmount (%llu of %llu bytes used): %d %s", label,
+                  (unsigned)r, (unsigned long long)fi.used_bytes,
+                  (unsigned long long)fi.total_bytes, rc, t_errname(rc));
+            rc = t_fs_mount(&t);
+            CHECK(rc == 0, "[%s] round %u: mount after a clean unmount (%llu of %llu bytes "
+                  "used, %llu free): %d %s", label, (unsigned)r,
+                  (unsigned long long)fi.used_bytes, (unsigned long long)fi.total_bytes,
+                  (unsigned long long)fi.free_bytes, rc, t_errname(rc));
+            failed = rc != 0;
+            mounts += rc == 0;
+        }
+        if (!failed && r % 8 == 7)
+            failed = verify(t.fs, &m, label) != 0;
+    }
+    if (!failed)
+        verify(t.fs, &m, label);
+    printf("  [%s] %u clean remounts of a volume filled to NOSPC\n", label, (unsigned)mounts);
+    for (p = 0; p < NOBJS; p++)
+        free(m.obj[p].data);
+    t_fs_free(&t);
+}
+
 /* ---- (c) from a fresh volume ---- */
 
 static void promise_fresh(const char *name, const char *model, uint32_t blocks)
@@ -739,6 +864,12 @@ int main(int argc, char **argv)
                    geos[gi].name, (unsigned)ps.runs, (unsigned)ps.failed,
                    ps.runs ? 100.0 * ps.min_ratio : 0.0);
         }
+    if (!only || strcmp(only, "mount") == 0) {
+        uint64_t seed;
+        for (seed = 1; seed <= 4u * t_scale(); seed++)
+            for (gi = 0; gi < NGEOS; gi++)
+                mount_run(&geos[gi], seed, 40);
+    }
     if (!only || strcmp(only, "fresh") == 0) {
         promise_fresh("nor-m25p16 2 MiB", "nor-m25p16", 32);
         promise_fresh("sd-tf 48 MiB", "sd-tf", 12);
