@@ -561,6 +561,18 @@ int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
     return err ? err : record_done(fs, cn_apply(fs, type, p, len));
 }
 
+/* A record that frees space (remove, trim, a shrinking size, a rename over
+ * a file): its nodes may use the segment GC keeps, so that deletes work on
+ * a volume whose metadata filled the user's share. */
+int cn_record_freeing(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
+{
+    int err;
+    fs->freeing = 1;
+    err = cn_record(fs, type, p, len);
+    fs->freeing = 0;
+    return err;
+}
+
 #ifndef CAIRN_NO_RING
 /* A ring file's RING record (24 bytes), applied without the dispatcher as
  * extent records are: it is on the write path. */
@@ -638,7 +650,7 @@ int cn_finish_orphans(cairn *fs, uint32_t budget)
         cn_put32(p, (uint32_t)err);
         err = cn_settle(fs, 0);
         if (!err)
-            err = cn_record(fs, CN_R_TRIM, p, 4);
+            err = cn_record_freeing(fs, CN_R_TRIM, p, 4);
         if (err)
             return err == CAIRN_ERR_NOSPC ? 0 : err;
     }

@@ -205,7 +205,7 @@ int cairn_remove(cairn *fs, const char *path)
     cn_put32(p, parent);
     cn_put32(p + 4, sub);
     cn_put32(p + 8, id);
-    err = cn_record(fs, CN_R_REMOVE, p, 12);
+    err = cn_record_freeing(fs, CN_R_REMOVE, p, 12);
     if (err)
         return err; /* not removed: its handles and their data stay */
     cn_files_unlinked(fs, id);
@@ -280,7 +280,8 @@ int cairn_rename(cairn *fs, const char *from, const char *to)
     cn_put32(p + 16, replaced);
     p[20] = (uint8_t)t.len;
     memcpy(p + 21, t.name, t.len);
-    err = cn_record(fs, CN_R_RENAME, p, 21 + t.len);
+    err = replaced ? cn_record_freeing(fs, CN_R_RENAME, p, 21 + t.len)
+                   : cn_record(fs, CN_R_RENAME, p, 21 + t.len);
     if (err || !replaced)
         return err; /* a failed rename leaves the replaced file's handles alone */
     cn_files_unlinked(fs, replaced);

@@ -560,7 +560,8 @@ static int record_size(cairn *fs, struct cn_file *f)
     int err;
     cn_put32(p, f->id);
     cn_put32(p + 4, (uint32_t)f->size);
-    err = cn_record(fs, CN_R_SIZE, p, 8);
+    err = f->size < f->rec_size ? cn_record_freeing(fs, CN_R_SIZE, p, 8) /* a shrink */
+                                : cn_record(fs, CN_R_SIZE, p, 8);
     if (!err)
         f->rec_size = f->size;
     return err;
