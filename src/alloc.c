@@ -240,13 +240,14 @@ int cn_space_for_user(cairn *fs)
  * heads and the reservations hold back. Garbage in a closed segment counts
  * only when collecting it pays: the hard path gives up after 4 victims that
  * free no segment between them, so a victim must gain a quarter of a
- * segment beyond the node writes its records and the commit cost; thinner
+ * segment beyond the node writes of its records (height + 4 nodes, as
+ * cn_gc_fits counts them); thinner
  * garbage may never come back and is not promised. Nor is any garbage once
  * GC itself is down to its last segments (metadata filled the user's
  * share): it may not be able to start a victim. */
 uint64_t cn_free_promise(const cairn *fs)
 {
-    uint32_t s, cost = (2u * fs->height + 4u) * fs->node_pages;
+    uint32_t s, cost = (fs->height + 4u) * fs->node_pages;
     uint64_t n = 0, held;
     int gc_works = cn_free_segs(fs) > CN_META_FLOOR;
     for (s = fs->seg_base; s < fs->seg_count; s++) {

@@ -213,6 +213,7 @@ static int verify(cairn *fs, const struct mstate *m, const char *label)
 /* counters of what the run saw */
 struct tally {
     uint32_t calls, nospc, short_writes, close_retries, unmount_retries, remounts;
+    uint32_t nospc_by[8]; /* NOSPC per kind of call (what_kind) */
 };
 
 /* The file with the most bytes (to free space), or -1. */
@@ -422,6 +423,12 @@ static long one_call(struct tfs *t, struct mstate *m, uint64_t *rng, const struc
     return rc;
 }
 
+static int what_kind(int r)
+{
+    return r < 45 ? 0 : r < 58 ? 1 : r < 68 ? 2 : r < 80 ? 3 : r < 88 ? 4 : r < 93 ? 5
+           : r < 97 ? 6 : 7;
+}
+
 static const char *what_name(int r)
 {
     return r < 45 ? "write" : r < 58 ? "open" : r < 68 ? "close" : r < 80 ? "remove"
@@ -608,6 +615,7 @@ static void contract_run(const struct geo *g, uint64_t seed, uint32_t steps,
             snprintf(l2, sizeof l2, "%s step %u after a failed %s (%s)", label, (unsigned)i,
                      what_name(what), t_errname(rc));
             ty.nospc += rc == CAIRN_ERR_NOSPC;
+            ty.nospc_by[what_kind(what)] += rc == CAIRN_ERR_NOSPC;
             changed_on_failure += verify(t.fs, &m, l2) != 0;
             if (changed_on_failure > 3)
                 t_fatal("[%s] stopping after repeated failures", label);
@@ -616,7 +624,7 @@ static void contract_run(const struct geo *g, uint64_t seed, uint32_t steps,
             snprintf(l2, sizeof l2, "%s step %u remount", label, (unsigned)i);
             remount(&t, &m, &ty, l2);
         }
-        if (ps && i % 300 == 299) {
+        if (ps && i % 400 == 399) {
             snprintf(l2, sizeof l2, "%s step %u", label, (unsigned)i);
             promise_from(&t, g, &m, &ty, l2, ps);
         }
@@ -628,6 +636,10 @@ static void contract_run(const struct geo *g, uint64_t seed, uint32_t steps,
            label, (unsigned)ty.calls, (unsigned)ty.nospc, (unsigned)ty.short_writes,
            (unsigned)ty.close_retries, (unsigned)ty.unmount_retries, (unsigned)ty.remounts,
            (unsigned)changed_on_failure);
+    printf("  %s: NOSPC from write %u, open %u, close %u, remove %u, rename %u, truncate %u, "
+           "file_sync %u, sync %u\n", label, (unsigned)ty.nospc_by[0], (unsigned)ty.nospc_by[1],
+           (unsigned)ty.nospc_by[2], (unsigned)ty.nospc_by[3], (unsigned)ty.nospc_by[4],
+           (unsigned)ty.nospc_by[5], (unsigned)ty.nospc_by[6], (unsigned)ty.nospc_by[7]);
     CHECK(ty.nospc > 0, "[%s] the run reached NOSPC (%u times)", label, (unsigned)ty.nospc);
     for (i = 0; i < NOBJS; i++)
         free(m.obj[i].data);
