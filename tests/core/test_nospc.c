@@ -887,11 +887,13 @@ static void promise_thin(const struct geo *g, uint32_t every)
         char l2[160];
         uint64_t fb = 0;
         int64_t w, more;
+        int rc;
         t_fs_init(&c, geo_sim(g, 5), 0);
         t_image_put(&im, c.sim);
         snprintf(l2, sizeof l2, "%s, %ld B pieces", label, (long)pieces[pi]);
-        if (t_fs_mount(&c) != 0)
-            t_fatal("[%s] mount of the copy", l2);
+        rc = t_fs_mount(&c);
+        if (rc != 0) /* a clean unmount must mount again (issue item 4) */
+            t_fatal("[%s] mount of the copy after a clean unmount: %d %s", l2, rc, t_errname(rc));
         w = fill_free(&c, pieces[pi], l2, &fb);
         more = w >= 0 ? fill_more(c.fs) : 0;
         printf("  [%s] %u files, %u removes refused, free_bytes %llu, written %lld, a file "
