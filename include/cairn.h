@@ -5,6 +5,27 @@
  * Sizes and offsets are int32_t: a file holds at most 2 GiB - 1 bytes.
  * Every call returns 0 or a count on success and a negative cairn_err on
  * failure; cairn_strerror names it.
+ *
+ * Failures change nothing. A call that returns an error has left what a
+ * caller can see as it was: the directory tree, the sizes and contents of
+ * files (unsynced data included), the handles and their positions. The
+ * exceptions are CAIRN_ERR_IO and CAIRN_ERR_CORRUPT, which report a failing
+ * device or a damaged image: after those only what was synced is promised.
+ *
+ * Running out of space (CAIRN_ERR_NOSPC) is a clean, recoverable state:
+ * - cairn_write returns the bytes that reached the file; fewer than asked
+ *   means the rest did not fit; an error means not one byte did.
+ * - cairn_close, cairn_file_sync, cairn_sync and cairn_unmount that fail
+ *   with NOSPC release nothing: the handle with its unsynced data, or the
+ *   mount, stays; remove (or shrink) something and call again, and nothing
+ *   is lost. To give the unsynced data up instead, remove the file: its
+ *   handles then fail with CAIRN_ERR_BADF and close with 0.
+ * - Removing a file, shrinking it and renaming over it free space even on a
+ *   full volume; when their trimming finds no room it goes on later (the
+ *   next remove, truncate or mount), and mount never fails for lack of room.
+ * - cairn_fs_stat's free_bytes is a promise: a new file written
+ *   sequentially up to free_bytes bytes (in pieces of any size) takes every
+ *   byte and keeps them through close and remount.
  */
 #ifndef CAIRN_H
 #define CAIRN_H
@@ -75,7 +96,8 @@ struct cairn_info {
 
 struct cairn_fsinfo {
     uint64_t total_bytes; /* space for file data and metadata */
-    uint64_t free_bytes;  /* reclaimable without losing data (after GC) */
+    uint64_t free_bytes;  /* a promise: one new file written sequentially takes
+                             this many bytes (GC reclaims what it needs) */
     uint64_t used_bytes;  /* live data and metadata */
     uint32_t block_size;  /* bytes in one logical block (segment) */
     uint32_t page_size;
@@ -132,21 +154,36 @@ size_t cairn_context_size(void);
 int cairn_format(cairn *fs, const struct cairn_config *cfg);
 /* fs points to cairn_context_size() bytes aligned to 8. */
 int cairn_mount(cairn *fs, const struct cairn_config *cfg);
+/* Syncs every open file, writes a clean checkpoint and releases the context
+ * (open handles are dropped). NOSPC: still mounted, nothing lost (see the
+ * top of this file); another error: released, what was synced survives. */
 int cairn_unmount(cairn *fs);
 int cairn_fs_stat(cairn *fs, struct cairn_fsinfo *info);
-/* Makes everything written so far durable (all open files too). */
+/* Makes everything written so far durable (all open files too). NOSPC:
+ * some files may not be durable yet; nothing is lost, call again later. */
 int cairn_sync(cairn *fs);
 
 /* Files. Handles are small non-negative integers. */
 int cairn_open(cairn *fs, const char *path, int flags);
 int cairn_open_id(cairn *fs, uint32_t id, int flags);
 int32_t cairn_read(cairn *fs, int fd, void *buf, int32_t len);
+/* Returns the bytes that reached the file (readable through every handle
+ * from now on, durable at the next successful sync or close): len, or fewer
+ * when the rest did not fit; a negative error only when no byte did. */
 int32_t cairn_write(cairn *fs, int fd, const void *buf, int32_t len);
 int32_t cairn_seek(cairn *fs, int fd, int32_t off, int whence);
 int32_t cairn_tell(cairn *fs, int fd);
 int32_t cairn_size(cairn *fs, int fd);
+/* Growing writes zeros; shrinking frees the pages past the end (even on a
+ * full volume). On an error the size and the content are as before. */
 int cairn_truncate(cairn *fs, int fd, int32_t size);
+/* Makes the file's data durable. On an error the handle and its data stay
+ * as they were (not durable yet). */
 int cairn_file_sync(cairn *fs, int fd);
+/* Syncs (a writable handle) and releases the handle. CAIRN_ERR_NOSPC: the
+ * handle is not released and its data stays; free space and close again.
+ * Another error (IO): the handle is released and the data written since the
+ * last successful sync may be lost. */
 int cairn_close(cairn *fs, int fd);
 int cairn_fstat(cairn *fs, int fd, struct cairn_info *info);
 
@@ -156,7 +193,12 @@ int cairn_fstat(cairn *fs, int fd, struct cairn_info *info);
  * CAIRN_ERR_ISDIR for O_CREAT). Names are any bytes but '/' and NUL.
  * docs/DESIGN.md "Paths" has the full rules. */
 int cairn_stat(cairn *fs, const char *path, struct cairn_info *info);
-int cairn_remove(cairn *fs, const char *path); /* file, or empty directory */
+/* A file, or an empty directory. The file's open handles fail with
+ * CAIRN_ERR_BADF from then on (and close with 0); a remove that fails leaves
+ * them and their data alone. Works on a full volume. */
+int cairn_remove(cairn *fs, const char *path);
+/* Replaces `to` if it exists (as a remove of it would; a rename that fails
+ * leaves its handles alone). Handles of `from` follow the object. */
 int cairn_rename(cairn *fs, const char *from, const char *to);
 int cairn_mkdir(cairn *fs, const char *path);
 

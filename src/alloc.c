@@ -42,7 +42,8 @@ static void close_head(cairn *fs, unsigned h)
 }
 
 /* Free segments a writer must leave. User data stops first; the nodes of
- * user operations one segment later, so GC always has a segment to work in;
+ * user operations one segment later, so GC always has a segment to work in
+ * (deletes, whose records free space, may go on as far as GC may);
  * GC (its moved data and nodes) keeps the two a mount's recovery needs; a
  * commit that frees segments may borrow one of those, because what it writes
  * there is not named by the journal and the checkpoint gives back more. */
@@ -52,7 +53,7 @@ static uint32_t floor_of(const cairn *fs, unsigned kind)
         return CN_RESERVE_SEGS;
     if (fs->borrow)
         return CN_RECOVERY_SEGS - 1u;
-    return fs->in_gc ? CN_GC_FLOOR : CN_META_FLOOR;
+    return fs->in_gc || fs->freeing ? CN_GC_FLOOR : CN_META_FLOOR;
 }
 
 /* Open a new segment at head h for a writer of kind `kind` (before the
@@ -232,6 +233,38 @@ int cn_space_for_user(cairn *fs)
             return err;
     }
     return 0;
+}
+
+/* Pages one new file can surely be given (cairn_fs_stat's free_bytes):
+ * free segments and the room left in segments, less what the reserves, the
+ * heads and the reservations hold back. Garbage in a closed segment counts
+ * only when collecting it pays: the hard path gives up after 4 victims that
+ * free no segment between them, so a victim must gain a quarter of a
+ * segment beyond the node writes of its records (height + 4 nodes, as
+ * cn_gc_fits counts them); thinner
+ * garbage may never come back and is not promised. Nor is any garbage once
+ * GC itself is down to its last segments (metadata filled the user's
+ * share): it may not be able to start a victim. */
+uint64_t cn_free_promise(const cairn *fs)
+{
+    uint32_t s, cost = (fs->height + 4u) * fs->node_pages;
+    uint64_t n = 0, held;
+    int gc_works = cn_free_segs(fs) > CN_META_FLOOR;
+    for (s = fs->seg_base; s < fs->seg_count; s++) {
+        const struct cn_seg *g = &fs->segs[s];
+        uint32_t gain = fs->seg_pages - g->live;
+        if (g->state == CN_SEG_BAD)
+            continue;
+        if (g->state == CN_SEG_FULL) {
+            if (!gc_works || (g->flags & CN_SF_STUCK) || gain < fs->seg_pages / 4u + cost)
+                continue;
+            gain -= cost;
+        }
+        n += gain;
+    }
+    held = (uint64_t)(CN_RESERVE_SEGS + CN_H_DATA + fs->data_heads + 1u) * fs->seg_pages +
+           fs->reserved;
+    return n > held ? (n - held) * fs->page_size : 0;
 }
 
 /* Promise `pages` more pages to file f (cairn_fallocate). */

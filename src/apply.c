@@ -575,15 +575,19 @@ static int record_room(cairn *fs, uint32_t extra)
 }
 
 /* A record is in the journal and `err` says how applying it went: commit
- * when the journal is long. */
+ * when the journal is long. The operation has happened once its record is
+ * in, so a commit that finds no room is not its failure: the journal stays
+ * long and the next record commits (GC or a delete makes room meanwhile). */
 static int record_done(cairn *fs, int err)
 {
     if (err) {
         fs->broken = 1; /* the journal holds a record the tree does not */
         return err;
     }
-    if (fs->log.since >= fs->cfg.commit_pages)
-        return cn_commit(fs);
+    if (fs->log.since >= fs->cfg.commit_pages) {
+        err = cn_commit(fs);
+        return err == CAIRN_ERR_NOSPC ? 0 : err;
+    }
     return 0;
 }
 
@@ -606,6 +610,18 @@ int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
     if (!err)
         err = cn_log_append(fs, type, p, len);
     return err ? err : record_done(fs, cn_apply(fs, type, p, len));
+}
+
+/* A record that frees space (remove, trim, a shrinking size, a rename over
+ * a file): its nodes may use the segment GC keeps, so that deletes work on
+ * a volume whose metadata filled the user's share. */
+int cn_record_freeing(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
+{
+    int err;
+    fs->freeing = 1;
+    err = cn_record(fs, type, p, len);
+    fs->freeing = 0;
+    return err;
 }
 
 #ifndef CAIRN_NO_RING
@@ -669,7 +685,10 @@ CN_NOINLINE static int next_orphan(cairn *fs)
     return (int)cn_key_sub(h.key);
 }
 
-/* Free the space of orphaned objects, at most `budget` trim records. */
+/* Free the space of orphaned objects, at most `budget` trim records. The
+ * operation that made them has happened: when a trim finds no room now the
+ * orphan stays queued (the next remove, truncate or mount goes on with it),
+ * and that is not an error of the operation nor of a mount. */
 int cn_finish_orphans(cairn *fs, uint32_t budget)
 {
     while (budget-- > 0) {
@@ -682,9 +701,9 @@ int cn_finish_orphans(cairn *fs, uint32_t budget)
         cn_put32(p, (uint32_t)err);
         err = cn_settle(fs, 0);
         if (!err)
-            err = cn_record(fs, CN_R_TRIM, p, 4);
+            err = cn_record_freeing(fs, CN_R_TRIM, p, 4);
         if (err)
-            return err;
+            return err == CAIRN_ERR_NOSPC ? 0 : err;
     }
     return 0;
 }

@@ -321,6 +321,7 @@ struct cairn {
     uint8_t in_gc;           /* GC is running: no nested collection */
     uint8_t recovering;      /* mount is replaying: the last segments are open to it */
     uint8_t borrow;          /* a freeing commit may take one recovery segment */
+    uint8_t freeing;         /* a delete's record: its nodes may go down to GC's floor */
 };
 
 /* device.c */
@@ -403,6 +404,8 @@ int cn_space_for_user(cairn *fs);
 int cn_meta_room(cairn *fs, uint32_t extra);
 int cn_gc_fits(cairn *fs, uint32_t live, int at_once);
 int cn_reserve(cairn *fs, struct cn_file *f, uint32_t pages);
+uint64_t cn_free_promise(const cairn *fs);
+int cn_record_freeing(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
 void cn_heads_forget_file(cairn *fs, struct cn_file *f);
 int cn_off_own_head(const cairn *fs, uint32_t id, uint32_t phys);
 

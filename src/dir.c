@@ -311,14 +311,14 @@ int cairn_remove(cairn *fs, const char *path)
     err = cn_settle(fs, 0);
     if (err)
         return err;
-    cn_files_unlinked(fs, id);
     cn_put32(p, parent);
     cn_put32(p + 4, sub);
     cn_put32(p + 8, id);
-    err = cn_record(fs, CN_R_REMOVE, p, 12);
-    if (!err)
-        err = cn_finish_orphans(fs, CN_NONE);
-    return err;
+    err = cn_record_freeing(fs, CN_R_REMOVE, p, 12);
+    if (err)
+        return err; /* not removed: its handles and their data stay */
+    cn_files_unlinked(fs, id);
+    return cn_finish_orphans(fs, CN_NONE);
 }
 
 /* Would moving dir `id` under `dest` put it inside itself? */
@@ -392,8 +392,6 @@ int cairn_rename(cairn *fs, const char *from, const char *to)
     err = cn_settle(fs, 0);
     if (err)
         return err;
-    if (replaced)
-        cn_files_unlinked(fs, replaced);
     cn_put32(p, o.parent);
     cn_put32(p + 4, o.sub);
     cn_put32(p + 8, t.parent);
@@ -402,10 +400,12 @@ int cairn_rename(cairn *fs, const char *from, const char *to)
     cn_put32(p + 20, o.id);
     p[24] = (uint8_t)t.len;
     memcpy(p + 25, t.name, t.len);
-    err = cn_record(fs, CN_R_RENAME, p, 25 + t.len);
-    if (!err && replaced)
-        err = cn_finish_orphans(fs, CN_NONE);
-    return err;
+    err = replaced ? cn_record_freeing(fs, CN_R_RENAME, p, 25 + t.len)
+                   : cn_record(fs, CN_R_RENAME, p, 25 + t.len);
+    if (err || !replaced)
+        return err; /* a failed rename leaves the replaced file's handles alone */
+    cn_files_unlinked(fs, replaced);
+    return cn_finish_orphans(fs, CN_NONE);
 }
 
 /* Size of a file as its open object or the tree knows it. */

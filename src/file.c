@@ -560,7 +560,8 @@ static int record_size(cairn *fs, struct cn_file *f)
     int err;
     cn_put32(p, f->id);
     cn_put32(p + 4, (uint32_t)f->size);
-    err = cn_record(fs, CN_R_SIZE, p, 8);
+    err = f->size < f->rec_size ? cn_record_freeing(fs, CN_R_SIZE, p, 8) /* a shrink */
+                                : cn_record(fs, CN_R_SIZE, p, 8);
     if (!err)
         f->rec_size = f->size;
     return err;
@@ -570,6 +571,7 @@ int cairn_truncate(cairn *fs, int fd, int32_t size)
 {
     struct cn_handle *h;
     struct cn_file *f = file_of(fs, fd, 1, &h);
+    int32_t old;
     int err;
     if (f == NULL)
         return CAIRN_ERR_BADF;
@@ -593,12 +595,16 @@ int cairn_truncate(cairn *fs, int fd, int32_t size)
                ps_of(fs) - (uint32_t)size % ps_of(fs)); /* keep zeros past the end */
     if (size < f->size)
         f->tail_phys = CN_NONE;
+    old = f->size;
     f->size = size;
     f->ext_count = 0;
     err = record_size(fs, f);
-    if (!err)
-        err = cn_finish_orphans(fs, CN_NONE);
-    return err;
+    if (err) {
+        f->size = old; /* not truncated; the buffer was clean: reload it */
+        f->buf_page = CN_NONE;
+        return err;
+    }
+    return cn_finish_orphans(fs, CN_NONE);
 }
 
 int cn_sync_file(cairn *fs, struct cn_file *f)
@@ -645,6 +651,16 @@ static int settle_tail(cairn *fs, struct cn_file *f)
     return err;
 }
 
+static void release_handle(cairn *fs, struct cn_handle *h)
+{
+    struct cn_file *f = &fs->files[h->file];
+    h->kind = CN_HND_FREE;
+    if (--f->refs == 0) {
+        cn_heads_forget_file(fs, f);
+        f->id = 0;
+    }
+}
+
 int cairn_close(cairn *fs, int fd)
 {
     struct cn_handle *h;
@@ -665,12 +681,10 @@ int cairn_close(cairn *fs, int fd)
             err = cn_log_flush(fs);
         if (!err)
             err = cn_dev_sync(fs);
+        if (err == CAIRN_ERR_NOSPC)
+            return err; /* nothing released: free space and close again */
     }
-    h->kind = CN_HND_FREE;
-    if (--f->refs == 0) {
-        cn_heads_forget_file(fs, f);
-        f->id = 0;
-    }
+    release_handle(fs, h);
     return err;
 }
 
@@ -764,7 +778,9 @@ static int open_truncate(cairn *fs, int h, int flags)
         return h;
     err = cairn_truncate(fs, h, 0);
     if (err) {
-        cairn_close(fs, h);
+        /* the open failed: its handle goes (the file is as it was; other
+         * handles of it keep their data) */
+        release_handle(fs, &fs->handles[h]);
         return err;
     }
     return h;

@@ -434,6 +434,8 @@ int cairn_unmount(cairn *fs)
             err = cn_ckpt_write(fs, 1);
         }
     }
+    if (err == CAIRN_ERR_NOSPC)
+        return err; /* still mounted, nothing lost: free space and unmount again */
     teardown(fs);
     return err;
 }
@@ -456,7 +458,7 @@ int cairn_sync(cairn *fs)
 
 int cairn_fs_stat(cairn *fs, struct cairn_fsinfo *info)
 {
-    uint64_t live = 0, seg_bytes, held;
+    uint64_t live = 0, seg_bytes;
     uint32_t s, usable = 0, sum = 0;
     int err = cn_fs_ready(fs, 0);
     if (err)
@@ -479,11 +481,7 @@ int cairn_fs_stat(cairn *fs, struct cairn_fsinfo *info)
     info->erase_mean = usable ? sum / usable : 0;
     info->total_bytes = (uint64_t)usable * seg_bytes;
     info->used_bytes = live * fs->page_size;
-    /* what user data can still take: not the reserve, not the heads' segments */
-    held = (uint64_t)(CN_RESERVE_SEGS + CN_H_DATA + fs->data_heads + 1u) * seg_bytes +
-           (uint64_t)fs->reserved * fs->page_size;
-    info->free_bytes = info->total_bytes - info->used_bytes;
-    info->free_bytes = info->free_bytes > held ? info->free_bytes - held : 0;
+    info->free_bytes = cn_free_promise(fs); /* what one new file surely takes (alloc.c) */
     info->block_size = (uint32_t)seg_bytes;
     info->page_size = fs->page_size;
     info->name_max = CAIRN_NAME_MAX;

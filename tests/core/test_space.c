@@ -147,6 +147,7 @@ static int unknown_retry(struct mdrv *d)
             i++;
         }
     }
+    d_close_unlinked(d); /* handles whose close ran out of space, now of removed files */
     return nunknown;
 }
 static int is_unknown(const char *path)

@@ -295,9 +295,11 @@ static int m_open_apply(struct model *m, const char *path, int flags)
     return obj;
 }
 
+/* An open handle whose file is still linked (a handle of a removed or
+ * replaced file fails with BADF: include/cairn.h). */
 static struct mfd *m_fd(struct model *m, int fd)
 {
-    if (fd < 0 || fd >= M_MAXFD || !m->fds[fd].used)
+    if (fd < 0 || fd >= M_MAXFD || !m->fds[fd].used || !m->objs[m->fds[fd].obj].alive)
         return NULL;
     return &m->fds[fd];
 }
@@ -709,8 +711,8 @@ int d_fsync(struct mdrv *d, int fd)
 int d_close(struct mdrv *d, int fd)
 {
     struct model *m = d->m;
-    struct mfd *f = m_fd(m, fd);
-    int exp = f ? 0 : CAIRN_ERR_BADF, act;
+    struct mfd *f = fd >= 0 && fd < M_MAXFD && m->fds[fd].used ? &m->fds[fd] : NULL;
+    int exp = f ? 0 : CAIRN_ERR_BADF, act; /* an unlinked file's handle closes too */
     char what[100];
     snprintf(what, sizeof what, "close(fd %d)", fd);
     if (d->record && exp < 0)
@@ -718,8 +720,9 @@ int d_close(struct mdrv *d, int fd)
     act = cairn_close(d->fs, fd);
     if (act == 0 && f && (f->flags & CAIRN_O_WRONLY))
         m_durable(m, f->obj);
-    if (f) {
-        /* The handle is gone whatever close returned. */
+    if (f && !(act == CAIRN_ERR_NOSPC && d->nospc_ok)) {
+        /* The handle is gone whatever close returned, but for NOSPC: then
+         * nothing was released (include/cairn.h), the caller may retry. */
         m->objs[f->obj].nopen--;
         f->used = 0;
     }
@@ -803,6 +806,16 @@ int d_rename(struct mdrv *d, const char *from, const char *to)
     if (!d->record && act == 0 && exp == 0)
         m_rename_apply(d->m, from, to);
     return act;
+}
+
+/* Closes the handles whose file was removed (a close that failed with NOSPC
+ * keeps its handle; the caller may drop the file and then close it). */
+void d_close_unlinked(struct mdrv *d)
+{
+    int i;
+    for (i = 0; i < M_MAXFD && !d->stop; i++)
+        if (d->m->fds[i].used && !d->m->objs[d->m->fds[i].obj].alive)
+            d_close(d, i);
 }
 
 void d_close_all(struct mdrv *d)
@@ -907,7 +920,10 @@ int d_verify(struct mdrv *d)
         }
     }
     for (i = 0; i < M_MAXFD; i++) {
-        if (m->fds[i].used) {
+        if (m->fds[i].used && !m->objs[m->fds[i].obj].alive) {
+            int32_t s = cairn_size(d->fs, i);
+            DCHECK(d, s == CAIRN_ERR_BADF, "size(fd %d) of a removed file = %ld", i, (long)s);
+        } else if (m->fds[i].used) {
             int32_t s = cairn_size(d->fs, i), t = cairn_tell(d->fs, i);
             DCHECK(d, s == m->objs[m->fds[i].obj].size, "size(fd %d) = %ld, model %ld", i,
                    (long)s, (long)m->objs[m->fds[i].obj].size);
@@ -1167,13 +1183,13 @@ static int pick_fd(const struct model *m, uint64_t *rng, int want_w)
 {
     int i, n = 0, k;
     for (i = 0; i < M_MAXFD; i++)
-        if (m->fds[i].used && (!want_w || (m->fds[i].flags & CAIRN_O_WRONLY)))
+        if (m->fds[i].used && m->objs[m->fds[i].obj].alive && (!want_w || (m->fds[i].flags & CAIRN_O_WRONLY)))
             n++;
     if (!n)
         return -1;
     k = (int)t_randn(rng, (uint32_t)n);
     for (i = 0; i < M_MAXFD; i++)
-        if (m->fds[i].used && (!want_w || (m->fds[i].flags & CAIRN_O_WRONLY)))
+        if (m->fds[i].used && m->objs[m->fds[i].obj].alive && (!want_w || (m->fds[i].flags & CAIRN_O_WRONLY)))
             if (k-- == 0)
                 return i;
     return -1;

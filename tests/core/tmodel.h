@@ -120,6 +120,7 @@ int d_mkdir(struct mdrv *d, const char *path);
 int d_remove(struct mdrv *d, const char *path);
 int d_rename(struct mdrv *d, const char *from, const char *to);
 void d_close_all(struct mdrv *d);
+void d_close_unlinked(struct mdrv *d);
 /* Compares the whole volume with the model (stat, readdir, contents, open
  * handles). Returns 0 when everything matched. */
 int d_verify(struct mdrv *d);
