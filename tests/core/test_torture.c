@@ -98,6 +98,9 @@ static const struct geo_def geos[] = {
 #define N_GEOS (sizeof geos / sizeof geos[0])
 
 static int opt_long, opt_verbose;
+/* Episode kinds in use (--kinds): random, early, brownout, mount, unmount. */
+static unsigned opt_kinds = 0x1F;
+static const char *const kind_names[] = {"random", "early", "brownout", "mount", "unmount"};
 
 static csim *make_sim(const struct geo_def *g, uint64_t seed)
 {
@@ -224,9 +227,18 @@ static int fail(struct run *r, const char *kind, const char *fmt, ...)
     i = r->nlog > LOG_N ? r->nlog - LOG_N : 0;
     for (; i < r->nlog; i++)
         printf("    %s\n", r->log[i % LOG_N]);
-    printf("  reproduce: test_torture --geo %s --seed %llu --runs 1 --cuts %u%s\n",
+    printf("  reproduce: test_torture --geo %s --seed %llu --runs 1 --cuts %u%s",
            r->geo->name, (unsigned long long)r->seed, r->episode + 1,
            opt_long ? " --long" : "");
+    if (opt_kinds != 0x1F) {
+        const char *sep = " --kinds ";
+        for (i = 0; i < 5; i++)
+            if (opt_kinds >> i & 1u) {
+                printf("%s%s", sep, kind_names[i]);
+                sep = ",";
+            }
+    }
+    printf("\n");
     fflush(stdout);
     return OUT_FAIL;
 }
@@ -1067,9 +1079,22 @@ static int until_cut(struct run *r, uint32_t steps, uint32_t mount_cuts, int end
 
 static int episode(struct run *r)
 {
-    uint32_t u = rnd(r, 100), i, n;
+    static const uint32_t weight[] = {45, 15, 15, 15, 10};
+    uint32_t u, i, n, sum = 0, kind = 0;
     int out = OUT_OK;
     maybe_inject(r);
+    for (i = 0; i < 5; i++)
+        sum += (opt_kinds >> i & 1u) ? weight[i] : 0;
+    u = rnd(r, sum ? sum : 1);
+    for (i = 0; i < 5; i++) {
+        uint32_t w = (opt_kinds >> i & 1u) ? weight[i] : 0;
+        if (u < w) {
+            kind = i;
+            break;
+        }
+        u -= w;
+    }
+    u = kind == 0 ? 0 : kind == 1 ? 45 : kind == 2 ? 60 : kind == 3 ? 75 : 90;
     if (u < 45) { /* a cut at a random op */
         arm_cut(r, cut_distance(r), "random");
         return until_cut(r, 20 + rnd(r, 200), chance(r, 20) ? 1 + rnd(r, 3) : 0, chance(r, 30));
@@ -1234,7 +1259,9 @@ static int setup_run(struct run *r)
         t_fatal("fs_stat");
     r->capacity = fi.free_bytes;
     r->bad_at_format = fi.bad_blocks;
-    r->fill_pct = chance(r, 55) ? 85 + rnd(r, 11) : 20 + rnd(r, 50);
+    /* most full runs stay at 85-95% of what fs_stat offered; some write on
+     * until NOSPC */
+    r->fill_pct = chance(r, 55) ? (chance(r, 25) ? 150 : 85 + rnd(r, 11)) : 20 + rnd(r, 50);
     logf_(r, "fresh volume: %llu bytes free, %u bad; aim at %u%% full",
           (unsigned long long)r->capacity, (unsigned)fi.bad_blocks, (unsigned)r->fill_pct);
     r->wbuf = (uint8_t *)malloc((size_t)64 * (size_t)r->ps);
@@ -1375,6 +1402,180 @@ static int do_run(const struct geo_def *g, uint64_t seed, uint32_t cuts, struct 
     return out;
 }
 
+/* ------------------------------------------------ reduced scenarios
+ * Small deterministic sequences that reproduce the failure kinds the random
+ * runs found (--scenario NAME; docs/TESTING.md lists them). */
+
+struct mini {
+    csim *sim;
+    cairn *fs;
+    struct cairn_config cfg;
+    void *mem;
+};
+
+static void mini_open(struct mini *m, const struct geo_def *g)
+{
+    memset(m, 0, sizeof *m);
+    m->sim = make_sim(g, 1);
+    m->cfg.dev = csim_dev(m->sim);
+    m->cfg.max_open = 8;
+    m->mem = malloc(cairn_mem_size(&m->cfg));
+    m->fs = (cairn *)malloc(cairn_context_size());
+    if (!m->mem || !m->fs)
+        t_fatal("out of memory");
+    m->cfg.mem = m->mem;
+    m->cfg.mem_size = cairn_mem_size(&m->cfg);
+}
+
+static void mini_close(struct mini *m)
+{
+    csim_free(m->sim);
+    free(m->mem);
+    free(m->fs);
+}
+
+/* Writes `len` bytes of pattern `seed` as the whole of path, closes. */
+static int mini_put(struct mini *m, const char *path, int32_t len, uint64_t seed)
+{
+    uint8_t *b = (uint8_t *)malloc((size_t)len);
+    int rc;
+    if (!b)
+        t_fatal("out of memory");
+    t_pattern(b, (size_t)len, seed);
+    rc = t_write_file(m->fs, path, b, len);
+    free(b);
+    return rc;
+}
+
+/* 1 if path holds pattern `seed` of len bytes. */
+static int mini_is(struct mini *m, const char *path, int32_t len, uint64_t seed)
+{
+    uint8_t *b = NULL, *want = (uint8_t *)malloc((size_t)len);
+    int32_t n = 0;
+    int ok;
+    if (!want)
+        t_fatal("out of memory");
+    t_pattern(want, (size_t)len, seed);
+    ok = t_read_file(m->fs, path, &b, &n) == 0 && n == len && memcmp(b, want, (size_t)len) == 0;
+    free(b);
+    free(want);
+    return ok;
+}
+
+/* Kind A: two torn checkpoint writes in a row. `sessions` clean sessions
+ * (mount, rewrite /a, unmount) move the checkpoint slot on; then a cut at
+ * op k1 of the next session's first write, a mount, a cut at op k2 of the
+ * next first write, a mount. /a was rewritten and closed (durable) in the
+ * last clean session and never touched after: the mount must succeed and
+ * /a must hold its last content. Returns the failing combinations. */
+static int scenario_double_tear(const struct geo_def *g, uint32_t max_sessions)
+{
+    uint32_t sessions, k1, k2, bad = 0, tried = 0;
+    int t1, t2;
+    for (sessions = 0; sessions <= max_sessions; sessions++)
+        for (k1 = 0; k1 < 3; k1++)
+            for (k2 = 0; k2 < 3; k2++)
+                for (t1 = 0; t1 < 2; t1++)
+                    for (t2 = 0; t2 < 2; t2++) {
+                        struct mini m;
+                        struct csim_counters c;
+                        uint32_t i;
+                        int rc, rc1, ok;
+                        mini_open(&m, g);
+                        rc = cairn_format(m.fs, &m.cfg);
+                        for (i = 0; i <= sessions && rc == 0; i++) {
+                            rc = cairn_mount(m.fs, &m.cfg);
+                            if (rc == 0)
+                                rc = mini_put(&m, "/a", 1000, 100 + i);
+                            if (rc == 0)
+                                rc = cairn_unmount(m.fs);
+                        }
+                        if (rc)
+                            t_fatal("double-tear: set-up failed: %d", rc);
+                        /* first cut */
+                        rc = cairn_mount(m.fs, &m.cfg);
+                        csim_counters(m.sim, &c);
+                        csim_cut_at(m.sim, c.mutating_ops + k1, (enum csim_tear)t1);
+                        (void)mini_put(&m, "/b", 300, 7);
+                        csim_power_on(m.sim);
+                        rc1 = cairn_mount(m.fs, &m.cfg);
+                        /* second cut */
+                        if (rc1 == 0) {
+                            csim_counters(m.sim, &c);
+                            csim_cut_at(m.sim, c.mutating_ops + k2, (enum csim_tear)t2);
+                            (void)mini_put(&m, "/b", 300, 8);
+                            csim_power_on(m.sim);
+                            rc = cairn_mount(m.fs, &m.cfg);
+                        }
+                        ok = rc1 == 0 && rc == 0 && mini_is(&m, "/a", 1000, 100 + sessions);
+                        tried++;
+                        if (!ok) {
+                            bad++;
+                            if (bad <= 20)
+                                printf("  double-tear %s: %u clean sessions, cut at op %u (%s) of "
+                                       "the first write, mount -> %s, cut at op %u (%s), mount "
+                                       "-> %s, /a %s\n",
+                                       g->name, (unsigned)sessions, (unsigned)k1, tear_name(t1),
+                                       t_errname(rc1), (unsigned)k2, tear_name(t2),
+                                       rc1 ? "-" : t_errname(rc),
+                                       rc1 || rc ? "unreadable"
+                                                 : "holds an older content (rollback)");
+                        }
+                        mini_close(&m);
+                    }
+    printf("scenario double-tear on %s: %u of %u combinations failed\n", g->name, (unsigned)bad,
+           (unsigned)tried);
+    return bad != 0;
+}
+
+/* Kind B: an anchor block that fails. Block `block` (an anchor's first
+ * block) wears out after `after` more erases; the volume then takes
+ * sessions of writes. Every mount must succeed and /a keep its last
+ * durable content, whatever writes then return. */
+static int scenario_anchor_wear(const struct geo_def *g)
+{
+    uint32_t which, after, bad = 0, tried = 0;
+    for (which = 0; which < 2; which++)
+        for (after = 0; after < 3; after++) {
+            struct mini m;
+            uint32_t i, bpl;
+            int rc, last_ok = -1, mount_rc = 0, lost = 0;
+            mini_open(&m, g);
+            bpl = csim_geometry(m.sim)->blocks_per_lblock ? csim_geometry(m.sim)->blocks_per_lblock : 1;
+            if (cairn_format(m.fs, &m.cfg) != 0)
+                t_fatal("anchor-wear: format");
+            csim_wear_out_after(m.sim, which * bpl, after);
+            for (i = 0; i < 60; i++) {
+                mount_rc = cairn_mount(m.fs, &m.cfg);
+                if (mount_rc != 0)
+                    break;
+                if (last_ok >= 0 && !mini_is(&m, "/a", 700, 200 + (uint64_t)last_ok)) {
+                    lost = 1;
+                    break;
+                }
+                rc = mini_put(&m, "/a", 700, 200 + i);
+                if (rc == 0)
+                    last_ok = (int)i;
+                rc = cairn_unmount(m.fs);
+                if (rc != 0)
+                    csim_power_on(m.sim); /* an error: reboot */
+            }
+            tried++;
+            if (mount_rc != 0 || lost) {
+                bad++;
+                printf("  anchor-wear %s: anchor %u's block %u fails after %u more erases: in "
+                       "session %u mount -> %s%s (last durable write in session %d)\n",
+                       g->name, (unsigned)which, (unsigned)(which * bpl), (unsigned)after,
+                       (unsigned)i, t_errname(mount_rc), lost ? ", /a lost its content" : "",
+                       last_ok);
+            }
+            mini_close(&m);
+        }
+    printf("scenario anchor-wear on %s: %u of %u cases failed\n", g->name, (unsigned)bad,
+           (unsigned)tried);
+    return bad != 0;
+}
+
 /* ----------------------------------------------------------------- main */
 
 static int find_smallest(void)
@@ -1428,6 +1629,7 @@ int main(int argc, char **argv)
     uint64_t passed = 0, failed = 0, total_cuts = 0;
     size_t gi;
     int a, any = 0;
+    const char *scenario = NULL;
     t_begin("torture");
     for (a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--geo") == 0 && a + 1 < argc)
@@ -1438,10 +1640,19 @@ int main(int argc, char **argv)
             runs = (uint32_t)strtoul(argv[++a], NULL, 0);
         else if (strcmp(argv[a], "--cuts") == 0 && a + 1 < argc)
             cuts = (uint32_t)strtoul(argv[++a], NULL, 0);
-        else if (strcmp(argv[a], "--long") == 0)
+        else if (strcmp(argv[a], "--kinds") == 0 && a + 1 < argc) {
+            const char *k = argv[++a];
+            size_t j;
+            opt_kinds = 0;
+            for (j = 0; j < 5; j++)
+                if (strstr(k, kind_names[j]))
+                    opt_kinds |= 1u << j;
+        } else if (strcmp(argv[a], "--long") == 0)
             opt_long = 1;
         else if (strcmp(argv[a], "--verbose") == 0)
             opt_verbose = 1;
+        else if (strcmp(argv[a], "--scenario") == 0 && a + 1 < argc)
+            scenario = argv[++a];
         else if (strcmp(argv[a], "--find-smallest") == 0)
             return find_smallest();
         else if (strcmp(argv[a], "--list") == 0) {
@@ -1454,6 +1665,22 @@ int main(int argc, char **argv)
                    argv[0]);
             return 2;
         }
+    }
+    if (scenario) {
+        int bad = 0;
+        for (gi = 0; gi < N_GEOS; gi++) {
+            if (geo && *geo && strcmp(geo, "all") != 0 && strcmp(geo, geos[gi].name) != 0)
+                continue;
+            if (strcmp(scenario, "double-tear") == 0)
+                bad |= scenario_double_tear(&geos[gi], 3);
+            else if (strcmp(scenario, "anchor-wear") == 0)
+                bad |= scenario_anchor_wear(&geos[gi]);
+            else {
+                printf("unknown scenario %s (double-tear, anchor-wear)\n", scenario);
+                return 2;
+            }
+        }
+        return bad;
     }
     for (gi = 0; gi < N_GEOS; gi++) {
         const struct geo_def *g = &geos[gi];
