@@ -48,10 +48,16 @@
  *      reboots), but mounting and the durable data must survive.
  *
  * Usage: test_torture [--geo NAME|all] [--seed S] [--runs N] [--cuts N]
- *                     [--long] [--verbose] [--list]
+ *                     [--long] [--kinds K,...] [--verbose] [--list]
+ *                     [--expect-failures] [--scenario double-tear|mount-cuts|anchor-wear]
+ *                     [--find-smallest]
  *   --runs  runs per geometry (seeds S, S+1, ...)
  *   --cuts  cut episodes per run (each places one or more power cuts)
  *   --long  the bigger geometries and counts of `make torture`
+ *   --kinds episode kinds in use: random, early, brownout, mount, unmount
+ *   --expect-failures  known-failures switch: exit 0 only if some run
+ *           failed (the core is being fixed); a crash still fails
+ *   --scenario  reduced deterministic repros of the failure kinds found
  * Environment: CAIRN_TORTURE_SEED, CAIRN_TORTURE_RUNS, CAIRN_TORTURE_CUTS,
  * CAIRN_TORTURE_GEO give the same defaults. A failure prints the seed,
  * geometry, the last ops and a command line that reproduces it.
@@ -1576,6 +1582,75 @@ static int scenario_anchor_wear(const struct geo_def *g)
     return bad != 0;
 }
 
+/* Kind A in recovery: a cut in a write leaves the volume unclean; then the
+ * recovery mount is cut at op k1 (and, with two, the next one at op k2),
+ * then a mount runs through. /a and /b were closed before the first cut:
+ * the mount must succeed and both must hold their content. */
+static int mount_cuts_case(const struct geo_def *g, uint32_t k1, uint32_t k2, int t,
+                           uint32_t *ops_out)
+{
+    struct mini m;
+    struct csim_counters c;
+    int rc, ok;
+    mini_open(&m, g);
+    rc = cairn_format(m.fs, &m.cfg);
+    if (rc == 0)
+        rc = cairn_mount(m.fs, &m.cfg);
+    if (rc == 0)
+        rc = mini_put(&m, "/a", 3000, 11);
+    if (rc == 0)
+        rc = mini_put(&m, "/b", 500, 12);
+    if (rc)
+        t_fatal("mount-cuts: set-up: %d", rc);
+    csim_counters(m.sim, &c);
+    csim_cut_at(m.sim, c.mutating_ops + 2, CSIM_TEAR_PREFIX);
+    (void)mini_put(&m, "/c", 5000, 13);
+    csim_power_on(m.sim);
+    if (k1 != UINT32_MAX) {
+        csim_cut_at(m.sim, k1, (enum csim_tear)t);
+        (void)cairn_mount(m.fs, &m.cfg);
+        csim_power_on(m.sim);
+    }
+    if (k2 != UINT32_MAX) {
+        csim_cut_at(m.sim, k2, (enum csim_tear)t);
+        (void)cairn_mount(m.fs, &m.cfg);
+        csim_power_on(m.sim);
+    }
+    rc = cairn_mount(m.fs, &m.cfg);
+    csim_counters(m.sim, &c);
+    if (ops_out)
+        *ops_out = (uint32_t)c.mutating_ops;
+    ok = rc == 0 && mini_is(&m, "/a", 3000, 11) && mini_is(&m, "/b", 500, 12);
+    if (!ok)
+        printf("  mount-cuts %s: recovery mount cut at op %d%s%d (%s), then mount -> %s, %s\n",
+               g->name, k1 == UINT32_MAX ? -1 : (int)k1, k2 == UINT32_MAX ? "" : " and op ",
+               k2 == UINT32_MAX ? 0 : (int)k2, tear_name(t), t_errname(rc),
+               rc ? "nothing readable" : "/a or /b lost their closed content");
+    mini_close(&m);
+    return !ok;
+}
+
+static int scenario_mount_cuts(const struct geo_def *g)
+{
+    uint32_t ops = 0, k1, k2, bad = 0, tried = 0;
+    int t;
+    if (mount_cuts_case(g, UINT32_MAX, UINT32_MAX, 0, &ops))
+        return 1;
+    for (t = 0; t < 2; t++)
+        for (k1 = 0; k1 < ops; k1++) {
+            bad += (uint32_t)mount_cuts_case(g, k1, UINT32_MAX, t, NULL);
+            tried++;
+            for (k2 = 0; k2 < ops; k2 += 1 + ops / 12) {
+                bad += (uint32_t)mount_cuts_case(g, k1, k2, t, NULL);
+                tried++;
+            }
+        }
+    printf("scenario mount-cuts on %s (a recovery mount does %u mutating ops): %u of %u cases "
+           "failed\n",
+           g->name, (unsigned)ops, (unsigned)bad, (unsigned)tried);
+    return bad != 0;
+}
+
 /* ----------------------------------------------------------------- main */
 
 static int find_smallest(void)
@@ -1630,6 +1705,7 @@ int main(int argc, char **argv)
     size_t gi;
     int a, any = 0;
     const char *scenario = NULL;
+    int expect_failures = 0;
     t_begin("torture");
     for (a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--geo") == 0 && a + 1 < argc)
@@ -1641,12 +1717,14 @@ int main(int argc, char **argv)
         else if (strcmp(argv[a], "--cuts") == 0 && a + 1 < argc)
             cuts = (uint32_t)strtoul(argv[++a], NULL, 0);
         else if (strcmp(argv[a], "--kinds") == 0 && a + 1 < argc) {
-            const char *k = argv[++a];
+            char list[128], *tok;
             size_t j;
+            snprintf(list, sizeof list, "%s", argv[++a]);
             opt_kinds = 0;
-            for (j = 0; j < 5; j++)
-                if (strstr(k, kind_names[j]))
-                    opt_kinds |= 1u << j;
+            for (tok = strtok(list, ","); tok; tok = strtok(NULL, ","))
+                for (j = 0; j < 5; j++)
+                    if (strcmp(tok, kind_names[j]) == 0)
+                        opt_kinds |= 1u << j;
         } else if (strcmp(argv[a], "--long") == 0)
             opt_long = 1;
         else if (strcmp(argv[a], "--verbose") == 0)
@@ -1673,10 +1751,12 @@ int main(int argc, char **argv)
                 continue;
             if (strcmp(scenario, "double-tear") == 0)
                 bad |= scenario_double_tear(&geos[gi], 3);
+            else if (strcmp(scenario, "mount-cuts") == 0)
+                bad |= scenario_mount_cuts(&geos[gi]);
             else if (strcmp(scenario, "anchor-wear") == 0)
                 bad |= scenario_anchor_wear(&geos[gi]);
             else {
-                printf("unknown scenario %s (double-tear, anchor-wear)\n", scenario);
+                printf("unknown scenario %s (double-tear, mount-cuts, anchor-wear)\n", scenario);
                 return 2;
             }
         }
@@ -1720,5 +1800,11 @@ int main(int argc, char **argv)
     printf("total cut points %llu\n", (unsigned long long)total_cuts);
     printf("torture: %llu passed, %llu failed\n", (unsigned long long)passed,
            (unsigned long long)failed);
+    if (expect_failures) { /* known-failures switch: see CMakeLists.txt */
+        printf("torture: --expect-failures: %s\n",
+               failed ? "runs failed as expected while the core is being fixed (exit 0)"
+                      : "no run failed: drop --expect-failures (exit 1)");
+        return failed ? 0 : 1;
+    }
     return failed ? 1 : 0;
 }
