@@ -91,15 +91,15 @@ struct geo_def {
  * that holds 16 nodes of 1 KiB) that is 44 blocks, 176 KiB (found by
  * --find-smallest). */
 static const struct geo_def geos[] = {
-    {"nor-m25p16", G_MODEL, "nor-m25p16", 0, 0, 0, 3, 40, 12, 1000},
-    {"nor-w25q128-b4", G_MODEL, "nor-w25q128", 512, 1024, 4, 3, 40, 12, 1000},
-    {"nor-w25q128-b16", G_MODEL, "nor-w25q128", 512, 1024, 16, 3, 40, 12, 1000},
-    {"nand-4k", G_NAND4K, NULL, 32, 256, 1, 2, 30, 10, 800},
-    {"nand-jffs2", G_MODEL, "nand-jffs2", 40, 128, 1, 2, 30, 10, 800},
-    {"nand-dhara", G_MODEL, "nand-dhara", 48, 128, 1, 2, 30, 10, 800},
-    {"sd-tf", G_MODEL, "sd-tf", 12, 16, 1, 1, 12, 6, 300},
-    {"sd-small", G_SDSMALL, NULL, 64, 64, 1, 2, 30, 10, 800},
-    {"smallest", G_MODEL, "nor-w25q128", 44, 44, 4, 3, 40, 12, 1000},
+    {"nor-m25p16", G_MODEL, "nor-m25p16", 0, 0, 0, 4, 60, 12, 1000},
+    {"nor-w25q128-b4", G_MODEL, "nor-w25q128", 512, 1024, 4, 4, 60, 12, 1000},
+    {"nor-w25q128-b16", G_MODEL, "nor-w25q128", 512, 1024, 16, 4, 60, 12, 1000},
+    {"nand-4k", G_NAND4K, NULL, 16, 256, 1, 2, 30, 8, 400},
+    {"nand-jffs2", G_MODEL, "nand-jffs2", 40, 128, 1, 2, 40, 10, 800},
+    {"nand-dhara", G_MODEL, "nand-dhara", 48, 128, 1, 2, 40, 10, 800},
+    {"sd-tf", G_MODEL, "sd-tf", 12, 16, 1, 1, 15, 4, 200},
+    {"sd-small", G_SDSMALL, NULL, 64, 64, 1, 2, 30, 8, 600},
+    {"smallest", G_MODEL, "nor-w25q128", 44, 44, 4, 6, 60, 20, 2000},
 };
 #define N_GEOS (sizeof geos / sizeof geos[0])
 
@@ -196,6 +196,7 @@ struct run {
     uint8_t *wbuf;
     int32_t wmax;
     int armed_tear;
+    int growing; /* the files hold less than the run aims at: keep them */
 };
 
 static uint32_t rnd(struct run *r, uint32_t n) { return t_randn(&r->rng, n); }
@@ -616,7 +617,7 @@ static int op_open(struct run *r)
         strcpy(path, e->path);
         obj = e->obj;
         flags = CAIRN_O_RDWR;
-        if (chance(r, 10))
+        if (chance(r, r->growing ? 1 : 10))
             flags |= CAIRN_O_TRUNC;
         else if (chance(r, 15))
             flags |= CAIRN_O_APPEND;
@@ -690,7 +691,7 @@ static int op_write(struct run *r, struct hnd *h, int grow)
     int32_t max_size = (int32_t)(r->room / 4 > 0x7FFFFFF ? 0x7FFFFFF : r->room / 4);
     uint32_t u = rnd(r, 100);
     int out;
-    if (h->append || (grow && u < 70) || u < 50)
+    if (h->append || grow == 2 || (grow && u < 70) || u < 50)
         off = size;
     else if (u < 90 || !grow)
         off = size ? (int32_t)rnd(r, (uint32_t)size) : 0;
@@ -732,12 +733,16 @@ static int op_write(struct run *r, struct hnd *h, int grow)
     return out;
 }
 
-static int op_truncate(struct run *r, struct hnd *h)
+static int op_truncate(struct run *r, struct hnd *h, int grow)
 {
     int32_t size = r->o.objs[h->obj].cur_size, ns;
     int rc, out;
-    ns = chance(r, 60) || r->churn ? (int32_t)rnd(r, (uint32_t)size + 1)
-                                   : size + (int32_t)rnd(r, (uint32_t)(2 * r->ps));
+    if (grow) /* filling: mostly extend, shrink a little at most */
+        ns = chance(r, 25) ? size - (int32_t)rnd(r, (uint32_t)size / 4 + 1)
+                           : size + (int32_t)rnd(r, (uint32_t)(2 * r->ps));
+    else
+        ns = chance(r, 80) ? (int32_t)rnd(r, (uint32_t)size + 1)
+                           : size + (int32_t)rnd(r, (uint32_t)(2 * r->ps));
     to_size_begin(&r->o, h->obj, ns);
     rc = cairn_truncate(r->fs, h->fd, ns);
     logf_(r, "truncate %s %ld -> %ld -> %d %s", h->path, (long)size, (long)ns, rc,
@@ -843,7 +848,7 @@ static int op_remove(struct run *r)
     char path[TO_PATH_MAX];
     const struct to_entry *e = pick_file(r, 0);
     int rc, out;
-    if (!e)
+    if (!e || (r->growing && !chance(r, 15)))
         return OUT_OK;
     strcpy(path, e->path);
     to_snap_del(to_ns_push(&r->o), path);
@@ -861,7 +866,8 @@ static int op_rename(struct run *r)
     if (!e)
         return OUT_OK;
     strcpy(from, e->path);
-    if (chance(r, 40)) { /* over an existing closed file */
+    if (chance(r, r->growing ? 5 : 40)) {
+        /* over an existing closed file */
         t = pick_file(r, 0);
         if (!t || strcmp(t->path, from) == 0)
             return OUT_OK;
@@ -935,6 +941,7 @@ static int wl_step(struct run *r)
     int grow = r->churn == 0 && data * 100 < r->room * r->fill_pct;
     uint32_t u = rnd(r, 100);
     struct hnd *h = r->nh ? &r->h[rnd(r, r->nh)] : NULL;
+    r->growing = grow;
     r->opno++;
     if (r->churn)
         r->churn--;
@@ -942,7 +949,7 @@ static int wl_step(struct run *r)
         if (u < 20)
             return op_remove(r);
         if (u < 30)
-            return h ? op_truncate(r, h) : op_open(r);
+            return h ? op_truncate(r, h, 0) : op_open(r);
         if (u < 40)
             return op_rename(r);
         if (u < 50 && h)
@@ -957,19 +964,19 @@ static int wl_step(struct run *r)
     }
     if (!h || (u < 12 && r->nh < MAX_HANDLES))
         return op_open(r);
-    if (u < 60)
+    if (u < 66)
         return op_write(r, h, 1);
-    if (u < 68)
+    if (u < 73)
         return op_fsync(r, h);
-    if (u < 76)
-        return op_close(r, (uint32_t)(h - r->h));
     if (u < 80)
-        return op_truncate(r, h);
-    if (u < 84)
+        return op_close(r, (uint32_t)(h - r->h));
+    if (u < 83)
+        return op_truncate(r, h, 1);
+    if (u < 85)
         return op_remove(r);
-    if (u < 89)
+    if (u < 90)
         return op_rename(r);
-    if (u < 92)
+    if (u < 93)
         return op_dir(r);
     return op_sync(r);
 }
@@ -1040,7 +1047,7 @@ static int end_session(struct run *r)
         r->st->pulls++;
         logf_(r, "pull the plug (idle)");
         abandon(r);
-        return power_cycle(r, chance(r, 25) ? 1 + rnd(r, 3) : 0);
+        return power_cycle(r, (opt_kinds & 8u) && chance(r, 25) ? 1 + rnd(r, 3) : 0);
     }
     rc = cairn_unmount(r->fs);
     logf_(r, "unmount -> %d %s", rc, t_errname(rc));
@@ -1102,8 +1109,12 @@ static int episode(struct run *r)
     }
     u = kind == 0 ? 0 : kind == 1 ? 45 : kind == 2 ? 60 : kind == 3 ? 75 : 90;
     if (u < 45) { /* a cut at a random op */
-        arm_cut(r, cut_distance(r), "random");
-        return until_cut(r, 20 + rnd(r, 200), chance(r, 20) ? 1 + rnd(r, 3) : 0, chance(r, 30));
+        /* without the early and mount kinds, no cut falls among the first
+         * ops of a session nor inside a mount (see --kinds) */
+        uint64_t d = cut_distance(r) + ((opt_kinds & 2u) ? 0 : 8);
+        uint32_t mc = (opt_kinds & 8u) && chance(r, 20) ? 1 + rnd(r, 3) : 0;
+        arm_cut(r, d, "random");
+        return until_cut(r, 20 + rnd(r, 200), mc, chance(r, 30));
     }
     if (u < 60) { /* a cut among the first ops of a session */
         r->st->early_cuts++;
@@ -1179,22 +1190,37 @@ static int measure_room(struct run *r)
     return OUT_OK;
 }
 
-/* Full runs start by filling the volume to their aim (no cuts yet). */
+/* Full runs start by filling the volume to their aim (no cuts yet): big
+ * appends to a few files (each at most a quarter of the room), a sync now
+ * and then, until the aim or NOSPC. */
 static int fill_phase(struct run *r)
 {
     uint32_t k;
-    for (k = 0; k < 20000; k++) {
-        int out;
+    int out = OUT_OK;
+    for (k = 0; k < 100000 && out == OUT_OK; k++) {
+        struct hnd *h;
         if (to_data_bytes(&r->o, 1) * 100 >= r->room * r->fill_pct || r->churn)
             break;
-        out = wl_step(r);
-        if (out == OUT_DOWN) {
-            abandon(r);
-            out = power_cycle(r, 0);
+        if (r->nh == 0 || (r->o.objs[r->h[0].obj].cur_size + r->wmax) * 4 > (int64_t)r->room) {
+            if (r->nh)
+                out = op_close(r, 0);
+            if (out == OUT_OK && file_count(r) >= MAX_FILES)
+                break;
+            while (out == OUT_OK && r->nh == 0 && k++ < 100000)
+                out = op_open(r);
+            continue;
         }
-        if (out != OUT_OK)
-            return out;
+        h = &r->h[0];
+        out = op_write(r, h, 2);
+        if (out == OUT_OK && chance(r, 5))
+            out = op_fsync(r, h);
     }
+    if (out == OUT_DOWN) {
+        abandon(r);
+        out = power_cycle(r, 0);
+    }
+    if (out != OUT_OK)
+        return out;
     logf_(r, "filled: %llu data bytes of %llu after %u calls",
           (unsigned long long)to_data_bytes(&r->o, 1), (unsigned long long)r->room,
           (unsigned)k);
@@ -1267,10 +1293,10 @@ static int setup_run(struct run *r)
     r->bad_at_format = fi.bad_blocks;
     /* most full runs stay at 85-95% of what fs_stat offered; some write on
      * until NOSPC */
-    r->fill_pct = chance(r, 55) ? (chance(r, 25) ? 150 : 85 + rnd(r, 11)) : 20 + rnd(r, 50);
+    r->fill_pct = chance(r, 55) ? (chance(r, 40) ? 150 : 85 + rnd(r, 11)) : 20 + rnd(r, 50);
     logf_(r, "fresh volume: %llu bytes free, %u bad; aim at %u%% full",
           (unsigned long long)r->capacity, (unsigned)fi.bad_blocks, (unsigned)r->fill_pct);
-    r->wbuf = (uint8_t *)malloc((size_t)64 * (size_t)r->ps);
+    r->wbuf = (uint8_t *)malloc((size_t)256 * (size_t)r->ps);
     if (!r->wbuf)
         t_fatal("out of memory");
     r->room = r->capacity;
@@ -1278,7 +1304,7 @@ static int setup_run(struct run *r)
         free(bad);
         return OUT_FAIL;
     }
-    r->wmax = 64 * r->ps;
+    r->wmax = (r->room / 128 > 64u * (uint64_t)r->ps ? 256 : 64) * r->ps;
     if ((uint64_t)r->wmax > r->room / 8)
         r->wmax = (int32_t)(r->room / 8 > (uint64_t)r->ps ? r->room / 8 : (uint64_t)r->ps);
     to_init(&r->o, r->ps);
@@ -1725,7 +1751,9 @@ int main(int argc, char **argv)
                 for (j = 0; j < 5; j++)
                     if (strcmp(tok, kind_names[j]) == 0)
                         opt_kinds |= 1u << j;
-        } else if (strcmp(argv[a], "--long") == 0)
+        } else if (strcmp(argv[a], "--expect-failures") == 0)
+            expect_failures = 1;
+        else if (strcmp(argv[a], "--long") == 0)
             opt_long = 1;
         else if (strcmp(argv[a], "--verbose") == 0)
             opt_verbose = 1;
@@ -1739,7 +1767,9 @@ int main(int argc, char **argv)
             return 0;
         } else {
             printf("usage: %s [--geo NAME|all] [--seed S] [--runs N] [--cuts N] [--long] "
-                   "[--verbose] [--list] [--find-smallest]\n",
+                   "[--kinds random,early,brownout,mount,unmount] [--expect-failures] "
+                   "[--verbose] [--list] [--scenario double-tear|mount-cuts|anchor-wear] "
+                   "[--find-smallest]\n",
                    argv[0]);
             return 2;
         }
