@@ -54,6 +54,8 @@
  *   --runs  runs per geometry (seeds S, S+1, ...)
  *   --cuts  cut episodes per run (each places one or more power cuts)
  *   --long  the bigger geometries and counts of `make torture`
+ *   --min-cuts  runs go on (seeds S+N, ...) until the cut points of each
+ *           geometry reach this (make torture: 12,000 a geometry)
  *   --kinds episode kinds in use: random, early, brownout, mount, unmount
  *   --expect-failures  known-failures switch: exit 0 only if some run
  *           failed (the core is being fixed); a crash still fails
@@ -197,6 +199,7 @@ struct run {
     int32_t wmax;
     int armed_tear;
     int growing; /* the files hold less than the run aims at: keep them */
+    uint32_t io_streak; /* IO reboots since the last write that worked */
 };
 
 static uint32_t rnd(struct run *r, uint32_t n) { return t_randn(&r->rng, n); }
@@ -235,7 +238,8 @@ static int fail(struct run *r, const char *kind, const char *fmt, ...)
     for (; i < r->nlog; i++)
         printf("    %s\n", r->log[i % LOG_N]);
     printf("  reproduce: test_torture --geo %s --seed %llu --runs 1 --cuts %u%s",
-           r->geo->name, (unsigned long long)r->seed, r->episode + 1,
+           r->geo->name, (unsigned long long)r->seed,
+           r->episode < r->cuts_planned ? r->episode + 1 : r->cuts_planned,
            opt_long ? " --long" : "");
     if (opt_kinds != 0x1F) {
         const char *sep = " --kinds ";
@@ -488,6 +492,10 @@ static int outcome(struct run *r, long rc, const char *what)
     if (rc == CAIRN_ERR_IO && r->failures) {
         r->st->io_reboots++;
         logf_(r, "%s: CAIRN_ERR_IO with device failures injected: reboot", what);
+        if (++r->io_streak >= 25) /* R8: the volume must work again */
+            return fail(r, "io-forever", "%u reboots in a row for CAIRN_ERR_IO without a "
+                                         "write that worked in between",
+                        (unsigned)r->io_streak);
         return OUT_DOWN;
     }
     if (rc == CAIRN_ERR_IO || rc == CAIRN_ERR_CORRUPT)
@@ -720,9 +728,15 @@ static int op_write(struct run *r, struct hnd *h, int grow)
     } else if (n < len && r->failures) {
         r->st->io_reboots++;
         logf_(r, "short write with device failures injected: reboot");
+        if (++r->io_streak >= 25)
+            return fail(r, "io-forever", "%u reboots in a row for CAIRN_ERR_IO or short "
+                                         "writes without a write that worked in between",
+                        (unsigned)r->io_streak);
         return OUT_DOWN;
     } else {
         to_step_done(&r->o, h->obj, n);
+        if (n == len)
+            r->io_streak = 0;
         if (n < len)
             out = nospc(r, "write (short)");
     }
@@ -1237,7 +1251,8 @@ static int setup_run(struct run *r)
     r->sim = make_sim(r->geo, r->seed);
     g = csim_geometry(r->sim);
     r->ps = (int32_t)g->page_size;
-    r->seg_bytes = g->page_size * g->pages_per_block * (g->blocks_per_lblock ? g->blocks_per_lblock : 1);
+    r->seg_bytes = g->page_size * g->pages_per_block *
+                   (g->blocks_per_lblock ? g->blocks_per_lblock : 1);
     bad = (uint8_t *)calloc(g->block_count, 1);
     if (!bad)
         t_fatal("out of memory");
@@ -1345,6 +1360,19 @@ static int leak_check(struct run *r)
             if (depth != k + 1)
                 continue;
             rc = cairn_remove(r->fs, p);
+            if (rc == CAIRN_ERR_NOSPC) { /* idle GC, a remount, then once more */
+                (void)cairn_gc(r->fs, 1u << 20);
+                rc = cairn_unmount(r->fs);
+                if (rc == 0)
+                    rc = do_mount(r);
+                if (rc == 0)
+                    rc = cairn_remove(r->fs, p);
+                logf_(r, "remove %s after NOSPC, idle GC and a remount -> %d %s", p, rc,
+                      t_errname(rc));
+                if (rc == CAIRN_ERR_NOSPC)
+                    return fail(r, "nospc-remove", "removing %s from a full volume: NOSPC, "
+                                                   "also after idle GC and a remount", p);
+            }
             if (rc == CAIRN_ERR_IO && r->failures)
                 return OUT_OK;
             if (rc)
@@ -1573,7 +1601,8 @@ static int scenario_anchor_wear(const struct geo_def *g)
             uint32_t i, bpl;
             int rc, last_ok = -1, mount_rc = 0, lost = 0;
             mini_open(&m, g);
-            bpl = csim_geometry(m.sim)->blocks_per_lblock ? csim_geometry(m.sim)->blocks_per_lblock : 1;
+            bpl = csim_geometry(m.sim)->blocks_per_lblock;
+            bpl = bpl ? bpl : 1;
             if (cairn_format(m.fs, &m.cfg) != 0)
                 t_fatal("anchor-wear: format");
             csim_wear_out_after(m.sim, which * bpl, after);
@@ -1727,6 +1756,7 @@ int main(int argc, char **argv)
     uint64_t seed = t_env_u64("CAIRN_TORTURE_SEED", 1);
     uint32_t runs = (uint32_t)t_env_u64("CAIRN_TORTURE_RUNS", 0);
     uint32_t cuts = (uint32_t)t_env_u64("CAIRN_TORTURE_CUTS", 0);
+    uint64_t min_cuts = t_env_u64("CAIRN_TORTURE_MIN_CUTS", 0);
     uint64_t passed = 0, failed = 0, total_cuts = 0;
     size_t gi;
     int a, any = 0;
@@ -1740,6 +1770,8 @@ int main(int argc, char **argv)
             seed = strtoull(argv[++a], NULL, 0);
         else if (strcmp(argv[a], "--runs") == 0 && a + 1 < argc)
             runs = (uint32_t)strtoul(argv[++a], NULL, 0);
+        else if (strcmp(argv[a], "--min-cuts") == 0 && a + 1 < argc)
+            min_cuts = strtoull(argv[++a], NULL, 0);
         else if (strcmp(argv[a], "--cuts") == 0 && a + 1 < argc)
             cuts = (uint32_t)strtoul(argv[++a], NULL, 0);
         else if (strcmp(argv[a], "--kinds") == 0 && a + 1 < argc) {
@@ -1766,8 +1798,8 @@ int main(int argc, char **argv)
                 printf("%s\n", geos[gi].name);
             return 0;
         } else {
-            printf("usage: %s [--geo NAME|all] [--seed S] [--runs N] [--cuts N] [--long] "
-                   "[--kinds random,early,brownout,mount,unmount] [--expect-failures] "
+            printf("usage: %s [--geo NAME|all] [--seed S] [--runs N] [--cuts N] [--min-cuts N] "
+                   "[--long] [--kinds random,early,brownout,mount,unmount] [--expect-failures] "
                    "[--verbose] [--list] [--scenario double-tear|mount-cuts|anchor-wear] "
                    "[--find-smallest]\n",
                    argv[0]);
@@ -1802,7 +1834,9 @@ int main(int argc, char **argv)
             continue;
         any = 1;
         memset(&st, 0, sizeof st);
-        for (i = 0; i < nr; i++) {
+        /* --min-cuts: more runs (seeds on) until the cut points reach it, so
+         * that runs that stop at a failure do not shrink the total */
+        for (i = 0; i < nr || (st.cuts < min_cuts && i < 50 * nr); i++) {
             if (do_run(g, seed + i, nc, &st) == OUT_OK)
                 passed++;
             else
