@@ -96,7 +96,7 @@ static const struct geo_def geos[] = {
     {"nor-m25p16", G_MODEL, "nor-m25p16", 0, 0, 0, 4, 60, 12, 1000},
     {"nor-w25q128-b4", G_MODEL, "nor-w25q128", 512, 1024, 4, 4, 60, 12, 1000},
     {"nor-w25q128-b16", G_MODEL, "nor-w25q128", 512, 1024, 16, 4, 60, 12, 1000},
-    {"nand-4k", G_NAND4K, NULL, 16, 256, 1, 2, 30, 8, 400},
+    {"nand-4k", G_NAND4K, NULL, 16, 64, 1, 2, 30, 8, 400},
     {"nand-jffs2", G_MODEL, "nand-jffs2", 40, 128, 1, 2, 40, 10, 800},
     {"nand-dhara", G_MODEL, "nand-dhara", 48, 128, 1, 2, 40, 10, 800},
     {"sd-tf", G_MODEL, "sd-tf", 12, 16, 1, 1, 15, 4, 200},
