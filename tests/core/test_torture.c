@@ -152,7 +152,7 @@ static csim *make_sim(const struct geo_def *g, uint64_t seed)
 
 struct stats {
     uint64_t runs, failed_runs, cuts, cuts_prefix, cuts_random, cuts_none, pulls, remounts,
-        mount_cuts, brownouts, early_cuts, io_reboots, nospc, injected;
+        mount_cuts, brownouts, early_cuts, io_reboots, nospc, injected, leak_checks;
 };
 
 /* ------------------------------------------------------------------ runs */
@@ -1406,6 +1406,7 @@ static int leak_check(struct run *r)
                     (unsigned long long)fi.free_bytes, (unsigned long long)r->capacity,
                     (unsigned)(fi.bad_blocks - r->bad_at_format),
                     (unsigned long long)fi.used_bytes);
+    r->st->leak_checks++;
     return check_volume(r, "emptied volume");
 }
 
@@ -1846,14 +1847,15 @@ int main(int argc, char **argv)
         printf("%-16s runs %llu, cut points %llu (prefix %llu, random %llu, none %llu), "
                "plug pulls %llu, remounts %llu, cuts inside mount %llu, early-session cuts "
                "%llu, brown-out loops %llu, IO reboots %llu, NOSPC %llu, failures injected "
-               "%llu, failed runs %llu, %.1f s\n",
+               "%llu, emptied-volume checks %llu, failed runs %llu, %.1f s\n",
                g->name, (unsigned long long)st.runs, (unsigned long long)st.cuts,
                (unsigned long long)st.cuts_prefix, (unsigned long long)st.cuts_random,
                (unsigned long long)st.cuts_none, (unsigned long long)st.pulls,
                (unsigned long long)st.remounts, (unsigned long long)st.mount_cuts,
                (unsigned long long)st.early_cuts, (unsigned long long)st.brownouts,
                (unsigned long long)st.io_reboots, (unsigned long long)st.nospc,
-               (unsigned long long)st.injected, (unsigned long long)st.failed_runs,
+               (unsigned long long)st.injected, (unsigned long long)st.leak_checks,
+               (unsigned long long)st.failed_runs,
                (double)(clock() - t0) / CLOCKS_PER_SEC);
         fflush(stdout);
     }
