@@ -460,6 +460,8 @@ static int power_cycle(struct run *r, uint32_t cuts_in_mount)
               (unsigned long long)ops_now(r));
         if (rc == CAIRN_ERR_IO && r->failures && io_retries++ < 3)
             continue; /* a failure injected into the mount: once more */
+        if (rc != 0 && rc != CAIRN_ERR_IO && io_retries++ < 2)
+            continue; /* a mount that fails must keep failing: shown in the log */
         break;
     }
     if (rc != 0)
