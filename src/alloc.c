@@ -305,7 +305,9 @@ int cn_gc_fits(cairn *fs, uint32_t live, int at_once)
      * on everything above GC's floor */
     if (!at_once && free > CN_META_FLOOR)
         free = CN_META_FLOOR;
-    if (free > CN_GC_FLOOR)
+    if (fs->recovering) /* all of it: a cut gives it back (fs.c, recovery_room) */
+        have += free * fs->seg_pages;
+    else if (free > CN_GC_FLOOR)
         have += (free - CN_GC_FLOOR) * fs->seg_pages;
     return have >= need;
 }

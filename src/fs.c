@@ -345,6 +345,23 @@ static int clean_ends_blank(cairn *fs, int *blank)
     return err;
 }
 
+/* A recovery may take the last free segments: what it writes counts only
+ * once its checkpoint is durable, so a cut before gives them back. But every
+ * cut abandons the heads' partly written segments, and many cuts in a row
+ * leave garbage and free segments down at GC's floor, where the next session
+ * could not collect at all (torture: removes refused at 42% full). So before
+ * its checkpoint, recovery collects until GC has room of its own again. */
+static int recovery_room(cairn *fs)
+{
+    uint32_t rounds;
+    for (rounds = 0; rounds < 8u && cn_free_segs(fs) <= CN_META_FLOOR; rounds++) {
+        int err = cn_gc_collect(fs);
+        if (err)
+            return err == CAIRN_ERR_NOSPC ? 0 : err;
+    }
+    return 0;
+}
+
 /* After a cut: replay the journal, then continue in fresh segments (pages
  * past the last durable record may be torn) and checkpoint the result. */
 static int recover(cairn *fs)
@@ -372,9 +389,10 @@ static int recover(cairn *fs)
     if (fs->read_only)
         return 0;
     err = cn_log_restart(fs, CN_RECOVERY_SEGS);
-    if (err)
-        return err;
-    err = cn_commit(fs);
+    if (!err)
+        err = recovery_room(fs);
+    if (!err)
+        err = cn_commit(fs);
     fs->recovering = 0;
     return err;
 }
