@@ -346,7 +346,7 @@ static int record_space(cairn *fs)
 
 /* A failing anchor's replacement still holds data: empty it now, not in
  * steps, because the healthy anchor has only its spare slots left (anchor.c). */
-static int evict_for_anchor(cairn *fs)
+int cn_evict_for_anchor(cairn *fs)
 {
     uint32_t rounds;
     int err = 0;
@@ -367,7 +367,7 @@ int cn_settle(cairn *fs, uint32_t pages)
     if (!err)
         err = record_space(fs);
     if (!err && !fs->in_gc && !fs->recovering)
-        err = evict_for_anchor(fs);
+        err = cn_evict_for_anchor(fs);
     if (!err && pages > 0 && !fs->in_gc) {
         uint32_t soft = CN_RESERVE_SEGS + 1u + reserved_segs(fs), moved;
         /* one budget per call, however many pieces the call writes in */

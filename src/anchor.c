@@ -98,6 +98,12 @@ int cn_anchor_tend(cairn *fs)
     return 0;
 }
 
+/* Is an anchor failing and its replacement not made yet? (mount) */
+int cn_anchor_pending(const cairn *fs)
+{
+    return failing_anchor(fs) != CN_NONE;
+}
+
 /* Does the replacement still hold data GC should move? (cn_settle) */
 int cn_anchor_evicting(const cairn *fs)
 {

@@ -400,6 +400,7 @@ int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t want,
                   uint32_t *page_out,
                   uint32_t *got);
 int cn_settle(cairn *fs, uint32_t pages);
+int cn_evict_for_anchor(cairn *fs);
 int cn_space_for_user(cairn *fs);
 int cn_meta_room(cairn *fs, uint32_t extra);
 int cn_gc_fits(cairn *fs, uint32_t live, int at_once);
@@ -435,6 +436,7 @@ void cn_state_check(const cairn *fs);
 int cn_seg_good(cairn *fs, uint32_t s);
 int cn_anchor_tend(cairn *fs);
 int cn_anchor_evicting(const cairn *fs);
+int cn_anchor_pending(const cairn *fs);
 
 /* apply.c: record effects on the tree (shared by live path and replay) */
 int cn_apply(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);

@@ -397,6 +397,22 @@ static int recover(cairn *fs)
     return err;
 }
 
+/* A failing anchor's replacement is made at mount, not at the first write:
+ * a device in a brown-out loop may never get that far, and every session
+ * that is cut spends slots of the healthy anchor, the only one left. Errors
+ * are the next write's to report; the mount stands. */
+static int replace_anchor_now(cairn *fs)
+{
+    int err = cn_begin_write(fs);
+    if (!err)
+        err = cn_evict_for_anchor(fs);
+    if (!err && cn_anchor_pending(fs))
+        err = cn_commit(fs); /* frees the replacement; the next checkpoint names it */
+    if (!err && cn_anchor_pending(fs))
+        err = cn_commit(fs);
+    return err == CAIRN_ERR_NOSPC ? 0 : err;
+}
+
 int cairn_mount(cairn *fs, const struct cairn_config *cfg)
 {
     int err, clean;
@@ -426,6 +442,8 @@ int cairn_mount(cairn *fs, const struct cairn_config *cfg)
         fs->mounted = 1;
         if (!fs->read_only)
             err = cn_finish_orphans(fs, CN_NONE);
+        if (!err && !fs->read_only && cn_anchor_pending(fs))
+            err = replace_anchor_now(fs);
         if (!err)
             cn_state_check(fs);
     }

@@ -56,8 +56,11 @@ static uint32_t pick_victim(cairn *fs, int for_space)
          * every call, issue 9 item 5) */
         if ((g->flags & CN_SF_URGENT) && cn_gc_fits(fs, g->live, for_space))
             return s;
+        /* (a levelling move that does not fit would keep GC from the
+         * garbage it could collect: torture, NOSPC at 35% full) */
         if (level && g->erase_count == min_erase &&
-            (coldest == CN_NONE || age_of(fs, s) > age_of(fs, coldest)))
+            (coldest == CN_NONE || age_of(fs, s) > age_of(fs, coldest)) &&
+            cn_gc_fits(fs, g->live, 0))
             coldest = s;
         if (g->live >= fs->seg_pages)
             continue;
