@@ -14,7 +14,7 @@
  * data: GC-moved data then shares the metadata head. */
 static unsigned resolve(const cairn *fs, unsigned h)
 {
-    return h == CN_H_COLD && fs->seg_count < 64u ? CN_H_META : h;
+    return h == CN_H_COLD && fs->seg_count < 64u ? (unsigned)CN_H_META : h;
 }
 
 static int is_data_head(unsigned h) { return h >= CN_H_DATA; }
@@ -184,7 +184,7 @@ int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t want,
     int err = cn_begin_write(fs);
     if (err)
         return err;
-    h = short_lived && fs->data_heads > 1 ? CN_H_META : data_head_of(fs, f->id);
+    h = short_lived && fs->data_heads > 1 ? (unsigned)CN_H_META : data_head_of(fs, f->id);
     if (f->reserved == 0 && need_segment(fs, h, want, 0) &&
         cn_free_segs(fs) <= CN_RESERVE_SEGS + reserved_segs(fs))
         return CAIRN_ERR_NOSPC; /* the free segments are promised to others */
