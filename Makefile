@@ -7,7 +7,7 @@ PYTHON     ?= python3
 VENV       ?= .venv
 VPY        := $(VENV)/bin/python
 
-.PHONY: all build venv venv-bench test bench torture clean
+.PHONY: all build venv venv-bench test test-cross bench torture clean
 
 all: build venv
 
@@ -29,6 +29,14 @@ venv: $(VENV)/.stamp
 test: build venv
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	CAIRN_LIB="$(abspath $(BUILD))/python/libcairn_py.so" $(VPY) -m pytest -c python/pytest.ini python/tests
+	@$(MAKE) --no-print-directory test-cross
+
+# The C tests built for 32-bit ARM and big-endian s390x and run under
+# qemu-user (tests/cross.sh); a target without its cross compiler or qemu
+# is skipped with a message. build-armhf/, build-s390x/.
+CROSS_TARGETS ?= armhf s390x
+test-cross:
+	JOBS=$(JOBS) CMAKE=$(CMAKE) sh tests/cross.sh $(CROSS_TARGETS)
 
 # The benchmark suite's extra packages (bench/requirements.txt, pinned):
 # littlefs-python and fatfs-ng for the comparison runs, matplotlib for the plots.
@@ -52,4 +60,4 @@ torture:
 	cd $(BUILD_REL) && ctest --output-on-failure -L torture
 
 clean:
-	rm -rf $(BUILD) $(BUILD_REL)
+	rm -rf $(BUILD) $(BUILD_REL) build-armhf build-s390x
