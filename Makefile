@@ -36,7 +36,7 @@ test: build venv
 # is skipped with a message. build-armhf/, build-s390x/.
 CROSS_TARGETS ?= armhf s390x
 test-cross:
-	JOBS=$(JOBS) CMAKE=$(CMAKE) sh tests/cross.sh $(CROSS_TARGETS)
+	JOBS=$(JOBS) CMAKE=$(CMAKE) NATIVE_BUILD=$(BUILD) sh tests/cross.sh $(CROSS_TARGETS)
 
 # The benchmark suite's extra packages (bench/requirements.txt, pinned):
 # littlefs-python and fatfs-ng for the comparison runs, matplotlib for the plots.
