@@ -8,7 +8,7 @@ PYTHON     ?= python3
 VENV       ?= .venv
 VPY        := $(VENV)/bin/python
 
-.PHONY: all build venv venv-bench test bench torture fuzz clean
+.PHONY: all build venv venv-bench test test-cross bench torture fuzz clean
 
 all: build venv
 
@@ -30,6 +30,14 @@ venv: $(VENV)/.stamp
 test: build venv
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	CAIRN_LIB="$(abspath $(BUILD))/python/libcairn_py.so" $(VPY) -m pytest -c python/pytest.ini python/tests
+	@$(MAKE) --no-print-directory test-cross
+
+# The C tests built for 32-bit ARM and big-endian s390x and run under
+# qemu-user (tests/cross.sh); a target without its cross compiler or qemu
+# is skipped with a message. build-armhf/, build-s390x/.
+CROSS_TARGETS ?= armhf s390x
+test-cross:
+	JOBS=$(JOBS) CMAKE=$(CMAKE) NATIVE_BUILD=$(BUILD) sh tests/cross.sh $(CROSS_TARGETS)
 
 # The benchmark suite's extra packages (bench/requirements.txt, pinned):
 # littlefs-python and fatfs-ng for the comparison runs, matplotlib for the plots.
@@ -79,4 +87,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf $(BUILD) $(BUILD_REL) $(BUILD_FUZZ)
+	rm -rf $(BUILD) $(BUILD_REL) $(BUILD_FUZZ) build-armhf build-s390x

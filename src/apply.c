@@ -312,7 +312,7 @@ CN_NOINLINE static int apply_trim(cairn *fs, uint32_t id)
         uint64_t k;
         uint8_t v[8];
         struct cn_hit h;
-        h.key = cn_key(id, alive ? CN_K_EXTENT : 0xFu, CN_SUB_MASK);
+        h.key = cn_key(id, alive ? (unsigned)CN_K_EXTENT : 0xFu, CN_SUB_MASK);
         h.val = v;
         h.cap = sizeof v;
         err = cn_tree_seek(fs, &h, 1);

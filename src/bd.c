@@ -132,7 +132,7 @@ int cairn_bd_read(struct cairn_bd *bd, uint32_t sector, void *buf, uint32_t coun
 /* Writes len bytes at off: from src, or zeros when src is NULL. */
 static int write_at(struct cairn_bd *bd, int32_t off, const uint8_t *src, int32_t len)
 {
-    static const uint8_t zeros[128];
+    static const uint8_t zeros[128] = {0}; /* initialised: C++ requires it of a const */
     int32_t got = cairn_seek(bd->fs, bd->fd, off, CAIRN_SEEK_SET);
     while (got >= 0 && len > 0) {
         int32_t n = src != NULL || len < (int32_t)sizeof zeros ? len : (int32_t)sizeof zeros;

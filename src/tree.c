@@ -57,7 +57,7 @@ static void node_init(cairn *fs, uint32_t slot, uint32_t level)
 static void unpin(cairn *fs, struct path *p)
 {
     uint32_t i;
-    for (i = 0; i < p->n; i++)
+    for (i = 0; i < p->n && i < CN_MAX_HEIGHT; i++) /* see release_below */
         if (p->slot[i] != NO_SLOT && fs->slots[p->slot[i]].pins)
             fs->slots[p->slot[i]].pins--;
     p->n = 0;
@@ -197,10 +197,13 @@ static int descend_from(cairn *fs, struct path *p, uint64_t key)
  * pinned on an error). A macro, not a call: it sits on every lookup's chain. */
 #define descend(fs, p, key) ((p)->n = 0, (p)->pick = 0, descend_from((fs), (p), (key)))
 
+/* The loops over p->slot stop at CN_MAX_HEIGHT as well as at p->n: p->n
+ * never exceeds it, but without that bound gcc -O3 -flto reads the loop as
+ * able to run past slot[] and warns (maybe-uninitialized) in callers. */
 static void release_below(cairn *fs, struct path *p, uint32_t lv)
 {
     uint32_t i;
-    for (i = lv; i < p->n; i++)
+    for (i = lv; i < p->n && i < CN_MAX_HEIGHT; i++)
         if (fs->slots[p->slot[i]].pins)
             fs->slots[p->slot[i]].pins--;
     p->n = (uint8_t)lv;

@@ -403,7 +403,7 @@ static void bounded_run(int medium, uint64_t seed, const struct guard *g)
             free_before = cn_free_segs(fs);
             hard = free_before <= CN_RESERVE_SEGS;
             work_take(&w, t.sim, &a);
-            d.step = n;
+            d.step = (long)n;
             d_write(&d, fa, pbuf(len, t_rand(&rng)), len);
             work_take(&w, t.sim, &b);
             off = file_size(&m, "/new") - len;
@@ -431,7 +431,7 @@ static void bounded_run(int medium, uint64_t seed, const struct guard *g)
         d_seek(&d, fd, off, CAIRN_SEEK_SET);
         free_before = cn_free_segs(fs);
         work_take(&w, t.sim, &a);
-        d.step = n;
+        d.step = (long)n;
         d_write(&d, fd, pbuf(len, t_rand(&rng)), len);
         work_take(&w, t.sim, &b);
         hard = fs->call_hard > 0; /* the call reached the user reserve */

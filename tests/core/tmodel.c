@@ -885,6 +885,7 @@ int d_verify(struct mdrv *d)
     struct model *m = d->m;
     struct cairn_info info;
     int i, rc, before = d->failed;
+    memset(&info, 0, sizeof info); /* printed below even when the stat fails */
     rc = cairn_stat(d->fs, "/", &info);
     DCHECK(d, rc == 0 && info.type == CAIRN_TYPE_DIR, "stat(/): %d type %u", rc,
            (unsigned)info.type);
