@@ -56,11 +56,8 @@ static uint32_t pick_victim(cairn *fs, int for_space)
          * every call, issue 9 item 5) */
         if ((g->flags & CN_SF_URGENT) && cn_gc_fits(fs, g->live, for_space))
             return s;
-        /* (a levelling move that does not fit would keep GC from the
-         * garbage it could collect: torture, NOSPC at 35% full) */
         if (level && g->erase_count == min_erase &&
-            (coldest == CN_NONE || age_of(fs, s) > age_of(fs, coldest)) &&
-            cn_gc_fits(fs, g->live, 0))
+            (coldest == CN_NONE || age_of(fs, s) > age_of(fs, coldest)))
             coldest = s;
         if (g->live >= fs->seg_pages)
             continue;
@@ -81,7 +78,14 @@ static uint32_t pick_victim(cairn *fs, int for_space)
             best_score = score;
         }
     }
-    return coldest != CN_NONE ? coldest : best;
+    /* A levelling move that does not fit now waits, and a victim at most
+     * half live is collected meanwhile: else idle GC would do nothing for as
+     * long as the least-worn segment does not fit, with garbage all round
+     * (torture long run: NOSPC at 25-37% full). Fuller ones wait too: on a
+     * 95% full volume collecting them instead doubled write amplification. */
+    if (coldest == CN_NONE || cn_gc_fits(fs, fs->segs[coldest].live, for_space))
+        return coldest != CN_NONE ? coldest : best;
+    return best != CN_NONE && fs->segs[best].live <= fs->seg_pages / 2u ? best : coldest;
 }
 
 /* Move pages [fpage, +count) of `id`, stored from `phys` on, to the cold

