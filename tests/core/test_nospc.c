@@ -526,7 +526,7 @@ static void promise_from(struct tfs *t, const struct geo *g, struct mstate *m, s
     t_image_take(&im, t->sim);
     for (i = 0; i < 2; i++) {
         struct tfs c;
-        char l2[192];
+        char l2[320];
         uint64_t fb = 0;
         int64_t w, more;
         t_fs_init(&c, geo_sim(g, 1), 0);
