@@ -305,8 +305,8 @@ int cn_gc_fits(cairn *fs, uint32_t live, int at_once)
      * on everything above GC's floor */
     if (!at_once && free > CN_META_FLOOR)
         free = CN_META_FLOOR;
-    if (fs->recovering) /* all of it: a cut gives it back (fs.c, recovery_room) */
-        have += free * fs->seg_pages;
+    if (fs->recovering && free > 1u) /* a cut gives it back (fs.c, recovery_room); */
+        have += (free - 1u) * fs->seg_pages; /* one stays for the recovery's commit */
     else if (free > CN_GC_FLOOR)
         have += (free - CN_GC_FLOOR) * fs->seg_pages;
     return have >= need;
