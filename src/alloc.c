@@ -186,15 +186,6 @@ int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t want,
     if (err)
         return err;
     h = short_lived && fs->data_heads > 1 ? (unsigned)CN_H_META : data_head_of(fs, f->id);
-    /* a flush that needs a segment (sync, close: they do not settle first)
-     * collects like a write would, rather than fail with garbage all round
-     * (torture long run: sync NOSPC at 37% full) */
-    if (f->reserved == 0 && need_segment(fs, h, want, 0) && !fs->in_gc && !fs->recovering &&
-        cn_free_segs(fs) <= CN_RESERVE_SEGS + reserved_segs(fs)) {
-        err = cn_space_for_user(fs);
-        if (err && err != CAIRN_ERR_NOSPC)
-            return err;
-    }
     if (f->reserved == 0 && need_segment(fs, h, want, 0) &&
         cn_free_segs(fs) <= CN_RESERVE_SEGS + reserved_segs(fs))
         return CAIRN_ERR_NOSPC; /* the free segments are promised to others */
@@ -385,7 +376,11 @@ int cn_settle(cairn *fs, uint32_t pages)
             err = cn_gc_step(fs, fs->gc_step - fs->call_moved, pages, &moved);
             fs->call_moved += moved;
         }
+        /* twice: one collection gives up after 4 victims that free nothing,
+         * and the next often does (torture long run: sync NOSPC at 37%) */
         if (!err && cn_free_segs(fs) <= CN_RESERVE_SEGS + reserved_segs(fs))
+            err = cn_space_for_user(fs);
+        if (err == CAIRN_ERR_NOSPC && cn_free_segs(fs) <= CN_RESERVE_SEGS + reserved_segs(fs))
             err = cn_space_for_user(fs);
     }
     return err == CAIRN_ERR_NOSPC ? 0 : err;
