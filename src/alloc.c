@@ -376,11 +376,7 @@ int cn_settle(cairn *fs, uint32_t pages)
             err = cn_gc_step(fs, fs->gc_step - fs->call_moved, pages, &moved);
             fs->call_moved += moved;
         }
-        /* twice: one collection gives up after 4 victims that free nothing,
-         * and the next often does (torture long run: sync NOSPC at 37%) */
         if (!err && cn_free_segs(fs) <= CN_RESERVE_SEGS + reserved_segs(fs))
-            err = cn_space_for_user(fs);
-        if (err == CAIRN_ERR_NOSPC && cn_free_segs(fs) <= CN_RESERVE_SEGS + reserved_segs(fs))
             err = cn_space_for_user(fs);
     }
     return err == CAIRN_ERR_NOSPC ? 0 : err;
