@@ -42,7 +42,7 @@ static uint32_t min_gain(const cairn *fs)
  * the most pages now (greedy, no wear levelling move). */
 static uint32_t pick_victim(cairn *fs, int for_space)
 {
-    uint32_t s, best = CN_NONE, coldest = CN_NONE, min_erase;
+    uint32_t s, best = CN_NONE, coldest = CN_NONE, min_erase = 0;
     uint64_t best_score = 0;
     int level = !for_space && cn_wear_spread(fs, &min_erase, NULL) > fs->wear_spread;
     for (s = fs->seg_base; s < fs->seg_count; s++) {
@@ -53,8 +53,12 @@ static uint32_t pick_victim(cairn *fs, int for_space)
         /* flagged ones first, if they fit: a scrub or a failing segment
          * that is nearly all live must not keep GC from the garbage it
          * could collect (a full volume of flagged segments got NOSPC on
-         * every call, issue 9 item 5) */
-        if ((g->flags & CN_SF_URGENT) && cn_gc_fits(fs, g->live, for_space))
+         * every call, issue 9 item 5). Collecting for space they wait
+         * (a full one gains nothing and used up the hard path's victims:
+         * torture long, NOSPC at 35% on NAND with bit flips), except the
+         * replacement of a failing anchor, which must be emptied now. */
+        if ((g->flags & CN_SF_URGENT) && (!for_space || (g->flags & CN_SF_EVICT)) &&
+            cn_gc_fits(fs, g->live, for_space))
             return s;
         if (level && g->erase_count == min_erase &&
             (coldest == CN_NONE || age_of(fs, s) > age_of(fs, coldest)))
