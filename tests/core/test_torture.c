@@ -1075,6 +1075,15 @@ static int end_session(struct run *r)
     }
     if (rc == CAIRN_ERR_IO && r->failures)
         return power_cycle(r, 0);
+    if (rc == CAIRN_ERR_NOSPC) {
+        /* the contract (cairn.h): still mounted, nothing lost. The user
+         * gives up and powers off: what was durable must be there, which
+         * is what a pulled plug checks */
+        r->st->pulls++;
+        logf_(r, "unmount NOSPC (the mount stays): pull the plug");
+        abandon(r);
+        return power_cycle(r, 0);
+    }
     if (rc)
         return fail(r, "unmount", "cairn_unmount: %d %s", rc, t_errname(rc));
     to_all_durable(&r->o); /* a clean unmount syncs everything */
