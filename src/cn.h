@@ -43,6 +43,16 @@
  * moved by GC at 3 (so a flush of the tree always has a segment), tree nodes
  * and the journal at 2, which only a mount's recovery may take. */
 #define CN_RESERVE_SEGS 4u
+/* The fewest segments a volume may have (all of them in plan(), good ones at
+ * format): 4 + the reserve + 3 (two anchors, the log, a head, GC's room). */
+#define CN_MIN_SEGS (4u + CN_RESERVE_SEGS + 3u)
+/* The fewest checkpoint slots an anchor may hold. Half of them are spare for
+ * the time a failing anchor is replaced (ckpt.c, anchor.c), and every
+ * session a brown-out cuts inside its checkpoint spends one: with 4 slots (a
+ * 13-page checkpoint in 64-page segments) two torn sessions after an anchor's
+ * erase failed left no slot and every later write failed (torture:
+ * nor-w25q128-b4, seed 9). */
+#define CN_MIN_ANCHOR_SLOTS 8u
 #define CN_META_FLOOR 3u
 #define CN_GC_FLOOR 2u
 #define CN_RECOVERY_SEGS 2u
@@ -435,6 +445,7 @@ void cn_state_check(const cairn *fs);
 /* anchor.c: replacing a failing anchor */
 int cn_seg_good(cairn *fs, uint32_t s);
 int cn_anchor_tend(cairn *fs);
+void cn_anchor_resume(cairn *fs);
 int cn_anchor_evicting(const cairn *fs);
 int cn_anchor_pending(const cairn *fs);
 
@@ -450,6 +461,7 @@ int cn_finish_orphans(cairn *fs, uint32_t budget);
 /* gc.c */
 int cn_gc_step(cairn *fs, uint32_t budget, uint32_t written, uint32_t *moved);
 int cn_gc_collect(cairn *fs);
+int cn_gc_cheap_victim(cairn *fs);
 
 /* dir.c */
 /* What cn_lookup found: the object, its entry (parent, sub) and the last

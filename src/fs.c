@@ -56,16 +56,18 @@ static int plan(const struct cairn_config *cfg, struct layout *l)
         l->commit_pages = 1;
     if (l->node_size % g->page_size || l->node_size < 1024 || l->node_size > 65536 ||
         l->node_size / g->page_size * 16u > l->seg_pages || l->nslots < 12 || l->nslots > 254 ||
-        l->max_open > CN_MAX_OPEN || l->seg_count < 4 + CN_RESERVE_SEGS + 3 ||
+        l->max_open > CN_MAX_OPEN || l->seg_count < CN_MIN_SEGS ||
         cfg->data_heads > CN_DATA_HEADS_MAX)
         return CAIRN_ERR_INVAL;
     /* BLOCK: segments are whole preferred write units, so heads fill units in order */
     if (g->medium == CAIRN_MEDIUM_BLOCK && g->write_unit > g->page_size &&
         (g->write_unit % g->page_size || (l->seg_pages * g->page_size) % g->write_unit))
         return CAIRN_ERR_INVAL;
-    /* one checkpoint (two copies on NAND) must fit an anchor with room for more */
+    /* an anchor holds at least CN_MIN_ANCHOR_SLOTS checkpoints (two copies each
+     * on NAND): see cn.h */
     l->ckpt_pages = (CN_CK_HDR + CN_CK_ENTRY * l->seg_count + g->page_size - 1) / g->page_size;
-    if (l->ckpt_pages * (g->medium == CAIRN_MEDIUM_NAND ? 2u : 1u) > l->seg_pages / 2)
+    if (l->ckpt_pages * (g->medium == CAIRN_MEDIUM_NAND ? 2u : 1u) * CN_MIN_ANCHOR_SLOTS >
+        l->seg_pages)
         return CAIRN_ERR_INVAL;
     scratch = g->page_size > CN_REC_MAX ? g->page_size : CN_REC_MAX;
     l->off_segs = 0;
@@ -217,6 +219,15 @@ int cn_fs_ready(cairn *fs, int write)
 
 /* ---- format ---- */
 
+/* Segments after the anchors that are not bad (format). */
+static uint32_t cn_good_data_segs(const cairn *fs)
+{
+    uint32_t s, n = 0;
+    for (s = fs->seg_base; s < fs->seg_count; s++)
+        n += fs->segs[s].state != CN_SEG_BAD;
+    return n;
+}
+
 int cairn_format(cairn *fs, const struct cairn_config *cfg)
 {
     static const uint8_t root_val[CN_INODE_LEN] = {CAIRN_TYPE_DIR, 0, 0, 0, 1, 0, 0, 0,
@@ -252,6 +263,8 @@ int cairn_format(cairn *fs, const struct cairn_config *cfg)
             err = 0;
         }
     }
+    if (!err && cn_good_data_segs(fs) + 2u < CN_MIN_SEGS)
+        err = CAIRN_ERR_NOSPC; /* bad blocks left less than the smallest volume */
     fs->next_id = 2;
     if (!err)
         err = cn_tree_init_empty(fs);
@@ -391,6 +404,12 @@ static int recover(cairn *fs)
     err = cn_log_restart(fs, CN_RECOVERY_SEGS);
     if (!err)
         err = recovery_room(fs);
+    if (!err && cn_anchor_pending(fs)) {
+        /* a failing anchor's replacement is emptied before this checkpoint,
+         * which then frees it: one slot fewer per session (anchor.c) */
+        cn_anchor_resume(fs);
+        err = cn_evict_for_anchor(fs);
+    }
     if (!err)
         err = cn_commit(fs);
     fs->recovering = 0;
@@ -404,6 +423,7 @@ static int recover(cairn *fs)
 static int replace_anchor_now(cairn *fs)
 {
     int err = cn_begin_write(fs);
+    cn_anchor_resume(fs);
     if (!err)
         err = cn_evict_for_anchor(fs);
     if (!err && cn_anchor_pending(fs))

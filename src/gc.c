@@ -304,6 +304,14 @@ int cn_gc_step(cairn *fs, uint32_t budget, uint32_t written, uint32_t *moved)
     return run(fs, budget, written, 0, moved);
 }
 
+/* Would collecting for space now gain at least half a segment with its
+ * first victim? (cn_settle: after a bounded step found nothing it may use.) */
+int cn_gc_cheap_victim(cairn *fs)
+{
+    uint32_t v = pick_victim(fs, 1);
+    return v != CN_NONE && fs->segs[v].live <= fs->seg_pages / 2u;
+}
+
 /* Free at least one segment now (the data has nowhere else to go). When
  * victims emptied one after another free nothing (what each gains, the
  * moves and the commit's node writes use up again), the volume is full:
