@@ -12,9 +12,14 @@
 
 /* Small volumes (few, large erase blocks) cannot spare a segment per kind of
  * data: GC-moved data then shares the metadata head. */
+static int squeezing(const cairn *fs)
+{
+    return fs->in_gc && fs->gc.squeeze && fs->gc.phase != CN_GC_IDLE;
+}
+
 static unsigned resolve(const cairn *fs, unsigned h)
 {
-    return h == CN_H_COLD && fs->seg_count < 64u ? (unsigned)CN_H_META : h;
+    return h == CN_H_COLD && (fs->seg_count < 64u || squeezing(fs)) ? (unsigned)CN_H_META : h;
 }
 
 static int is_data_head(unsigned h) { return h >= CN_H_DATA; }
@@ -51,7 +56,7 @@ static uint32_t floor_of(const cairn *fs, unsigned kind)
 {
     if (is_data_head(kind))
         return CN_RESERVE_SEGS;
-    if (fs->borrow)
+    if (fs->borrow || squeezing(fs))
         return CN_RECOVERY_SEGS - 1u;
     return fs->in_gc || fs->freeing ? CN_GC_FLOOR : CN_META_FLOOR;
 }
@@ -309,6 +314,29 @@ int cn_gc_fits(cairn *fs, uint32_t live, int at_once)
         have += (free - 1u) * fs->seg_pages; /* one stays for the recovery's commit */
     else if (free > CN_GC_FLOOR)
         have += (free - CN_GC_FLOOR) * fs->seg_pages;
+    return have >= need;
+}
+
+/* GC down at its floor with garbage all round: metadata took the room GC
+ * keeps for itself, and no victim fits above the floor, so deletes were
+ * refused for good at 60% full (torture nor-w25q128-b4, seeds 8, 17: free
+ * segments at GC's floor, a victim with one live page). A victim at most a
+ * quarter live is emptied anyway when its moves and node writes fit the
+ * metadata head and one segment below the floor, all in that head: its
+ * commit frees the victim, so the free count is no lower than before and
+ * the head keeps the rest of the segment for the next one; a cut before the
+ * commit gives the segment back. */
+int cn_gc_squeeze_fits(cairn *fs, uint32_t live)
+{
+    const struct cn_head *m = &fs->head[CN_H_META];
+    uint32_t need = live + (fs->dirty_nodes + fs->height + 4u) * fs->node_pages;
+    uint32_t have = fs->seg_pages;
+    /* (a recovery may take the last one: a cut gives back all it wrote) */
+    if (cn_free_segs(fs) < (fs->recovering ? 1u : CN_GC_FLOOR) || live > fs->seg_pages / 4u)
+        return 0;
+    if (m->seg != CN_NONE && m->page < fs->seg_pages &&
+        !(fs->segs[m->seg].flags & (CN_SF_FAILING | CN_SF_EVICT)))
+        have += fs->seg_pages - m->page;
     return have >= need;
 }
 

@@ -18,6 +18,15 @@
 
 #define CK_MAGIC 0x314E5243u
 #define CK_CLEAN 1u
+/* The other anchor was erased after the switch to this one (pre_erase) and
+ * nothing has been written into it since, as far as the writer knew. */
+#define CK_OTHER_ERASED 2u
+/* ckpt_blank_from[a] when only a checkpoint says anchor a is erased. A later
+ * session may have torn a switch into it without a checkpoint to say so, and
+ * an erase that was cut reads erased yet does not hold what is programmed
+ * (weak cells): so it is read back blank before use, and every checkpoint
+ * is read back after it is programmed (program_slot). */
+#define CK_CLAIMED_ERASED (CN_NONE - 1u)
 
 static uint32_t ck_len(const cairn *fs) { return CN_CK_HDR + CN_CK_ENTRY * fs->seg_count; }
 static uint32_t slot_pages(const cairn *fs) { return fs->ckpt_pages * fs->ckpt_copies; }
@@ -146,6 +155,17 @@ static int slot_blank(cairn *fs, uint32_t anchor, uint32_t slot, int *blank)
     return 0;
 }
 
+/* Does every slot of the anchor read erased? */
+static int anchor_blank(cairn *fs, uint32_t anchor, int *blank)
+{
+    uint32_t s;
+    int err = 0;
+    *blank = 1;
+    for (s = 0; s < slots_per_anchor(fs) && *blank && !err; s++)
+        err = slot_blank(fs, anchor, s, blank);
+    return err;
+}
+
 /* Where the next checkpoint goes: the first blank slot after the newest one in
  * the same anchor, until its switch point (or its end, when the other anchor
  * is failing); else slot 0 of the other anchor, erased first. The anchor that
@@ -176,13 +196,37 @@ static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
     *anchor_out = other;
     *slot_out = 0;
     if (fs->ckpt_blank_from[other] == 0)
-        return 0; /* erased in this session and not written since (format) */
-    fs->ckpt_blank_from[other] = CN_NONE;
-    err = cn_dev_erase_seg(fs, fs->anchor[other]);
+        return 0; /* erased in this session and not written since */
+    blank = 0;
+    err = fs->ckpt_blank_from[other] == CK_CLAIMED_ERASED ? anchor_blank(fs, other, &blank) : 0;
+    if (!err && !blank) {
+        fs->ckpt_blank_from[other] = CN_NONE;
+        err = cn_dev_erase_seg(fs, fs->anchor[other]);
+    }
     if (!err)
         fs->ckpt_blank_from[other] = 0;
     return err;
 }
+
+/* Right after a switch, the anchor left behind is erased: it holds only
+ * older checkpoints (the new one is durable, I3), and an anchor that fails
+ * is found now, while the current one has all its slots but one to spend on
+ * the replacement (anchor.c), not at the switch with only its spare half. The
+ * next checkpoint records the erase (CK_OTHER_ERASED), so the switch back
+ * need not erase again: anchors are erased no more often than before. A
+ * failed erase flags the anchor (device.c); the checkpoint stands either way. */
+static int pre_erase(cairn *fs, uint32_t anchor)
+{
+    int err;
+    fs->ckpt_blank_from[anchor] = CN_NONE;
+    err = cn_dev_erase_seg(fs, fs->anchor[anchor]);
+    if (!err)
+        fs->ckpt_blank_from[anchor] = 0;
+    return anchor_failing(fs, anchor) ? 0 : err;
+}
+
+static int ck_read(cairn *fs, uint32_t anchor, uint32_t slot, int load, uint32_t *seq_out,
+                   uint32_t *flags_out);
 
 static int program_slot(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t flags,
                         uint32_t seq)
@@ -198,7 +242,15 @@ static int program_slot(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t flag
         if (err)
             return err;
     }
-    return cn_dev_sync(fs);
+    err = cn_dev_sync(fs);
+    if (!err) { /* read back: a program into cells a cut erase left weak
+                 * reports success and reads wrong (CK_CLAIMED_ERASED) */
+        uint32_t rseq, rflags;
+        err = ck_read(fs, anchor, slot, 0, &rseq, &rflags);
+        if (!err && rseq != seq)
+            err = CAIRN_ERR_CORRUPT;
+    }
+    return err;
 }
 
 /* The anchors become {kept, fresh}: mount finds them so once the old one's
@@ -243,17 +295,22 @@ int cn_ckpt_write(cairn *fs, int clean)
 {
     uint32_t seq = fs->ckpt_seq + 1, flags = clean ? CK_CLEAN : 0, tries, anchor = 0, slot = 0;
     int err = CAIRN_ERR_IO;
-    for (tries = 0; tries < 3; tries++) {
+    for (tries = 0; tries < 4; tries++) {
         int tried = 0;
+        uint32_t bf;
         /* (again after a failure: the retry already flags the replacement) */
         err = cn_anchor_tend(fs);
         if (!err)
             err = next_slot(fs, &anchor, &slot);
         if (!err) {
             tried = 1;
-            err = program_slot(fs, anchor, slot, flags, seq);
+            bf = fs->ckpt_blank_from[anchor ^ 1u];
+            err = program_slot(fs, anchor, slot,
+                               flags | (bf == 0 || bf == CK_CLAIMED_ERASED ? CK_OTHER_ERASED : 0),
+                               seq);
         }
         if (!err) {
+            int switched = anchor != fs->ckpt_anchor && fs->ckpt_slot != CN_NONE;
             if (slot >= fs->ckpt_blank_from[anchor])
                 fs->ckpt_blank_from[anchor] = slot + 1u;
             fs->ckpt_anchor = anchor;
@@ -261,12 +318,21 @@ int cn_ckpt_write(cairn *fs, int clean)
             fs->ckpt_seq = seq;
             if (fs->anchor_new != CN_NONE)
                 retire_failing_anchor(fs, anchor);
+            else if (switched && !anchor_failing(fs, anchor ^ 1u))
+                return pre_erase(fs, anchor ^ 1u);
             return 0;
         }
         if (tried && fs->ckpt_blank_from[anchor] <= slot)
             fs->ckpt_blank_from[anchor] = slot + 1u; /* not blank any more */
         if (tried && anchor == fs->ckpt_anchor && fs->ckpt_slot != CN_NONE)
             fs->ckpt_slot = slot; /* a torn slot is never programmed again */
+        if (tried && err == CAIRN_ERR_CORRUPT) {
+            /* it read back wrong: never a checkpoint; an anchor switched
+             * into on a claim is erased at the retry */
+            if (anchor != fs->ckpt_anchor || fs->ckpt_slot == CN_NONE)
+                fs->ckpt_blank_from[anchor] = CN_NONE;
+            continue;
+        }
         if (err != CAIRN_ERR_IO || !anchor_failing(fs, anchor))
             return err;
     }
@@ -450,6 +516,8 @@ int cn_ckpt_load(cairn *fs)
      * checkpoint goes one further (ckpt_write adds one to ckpt_slot). */
     fs->ckpt_slot = blank[best];
     fs->ckpt_seq = seq[best];
+    if (flags[best] & CK_OTHER_ERASED)
+        fs->ckpt_blank_from[best ^ 1u] = CK_CLAIMED_ERASED;
     adopt_anchors(fs);
     return (flags[best] & CK_CLEAN) ? 1 : 0;
 }

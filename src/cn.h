@@ -195,6 +195,7 @@ struct cn_gc {
     uint8_t phase;
     uint64_t cursor; /* next tree key whose extent may lie in the victim */
     uint8_t stuck;   /* a page of the victim could not be read */
+    uint8_t squeeze; /* emptied with one segment below GC's floor (gc.c) */
 };
 
 /* ---- node cache ---- */
@@ -331,7 +332,10 @@ struct cairn {
     uint8_t in_gc;           /* GC is running: no nested collection */
     uint8_t recovering;      /* mount is replaying: the last segments are open to it */
     uint8_t borrow;          /* a freeing commit may take one recovery segment */
-    uint8_t freeing;         /* a delete's record: its nodes may go down to GC's floor */
+    uint8_t unrecorded;      /* GC moved pages without records (a squeeze,
+                              * gc.c): commit before the next record */
+    uint8_t freeing;         /* a delete's record (or an extent's, whose data is
+                              * written): its nodes may go down to GC's floor */
 };
 
 /* device.c */
@@ -414,6 +418,7 @@ int cn_evict_for_anchor(cairn *fs);
 int cn_space_for_user(cairn *fs);
 int cn_meta_room(cairn *fs, uint32_t extra);
 int cn_gc_fits(cairn *fs, uint32_t live, int at_once);
+int cn_gc_squeeze_fits(cairn *fs, uint32_t live);
 int cn_reserve(cairn *fs, struct cn_file *f, uint32_t pages);
 uint64_t cn_free_promise(const cairn *fs);
 int cn_record_freeing(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
@@ -454,6 +459,7 @@ int cn_apply(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
 int cn_commit(cairn *fs);
 int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
 int cn_record_move(cairn *fs, const uint8_t *p);
+int cn_move_unrecorded(cairn *fs, const uint8_t *p);
 int cn_record_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32_t count,
                      int32_t size);
 int cn_finish_orphans(cairn *fs, uint32_t budget);

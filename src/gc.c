@@ -127,7 +127,7 @@ static int move_run(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint3
     cn_put32(p + 12, to);
     cn_put32(p + 16, got);
     *moved += got;
-    return cn_record_move(fs, p);
+    return fs->gc.squeeze ? cn_move_unrecorded(fs, p) : cn_record_move(fs, p);
 }
 
 /* Does this index entry map pages in the victim? Only a well-formed extent
@@ -196,8 +196,14 @@ static int node_in_victim(cairn *fs, uint32_t slot, uint32_t addr, void *arg)
 static int begin_victim(cairn *fs, int for_space)
 {
     uint32_t v = pick_victim(fs, for_space);
-    if (v == CN_NONE || !cn_gc_fits(fs, fs->segs[v].live, for_space))
-        return CAIRN_ERR_NOSPC; /* starting it could strand GC half-way */
+    fs->gc.squeeze = 0;
+    if (v == CN_NONE)
+        return CAIRN_ERR_NOSPC;
+    if (!cn_gc_fits(fs, fs->segs[v].live, for_space)) {
+        if (!for_space || !cn_gc_squeeze_fits(fs, fs->segs[v].live))
+            return CAIRN_ERR_NOSPC; /* starting it could strand GC half-way */
+        fs->gc.squeeze = 1;
+    }
     fs->gc.victim = v;
     fs->gc.phase = CN_GC_DATA;
     fs->gc.cursor = 0;
@@ -326,6 +332,11 @@ int cn_gc_collect(cairn *fs)
             return CAIRN_ERR_NOSPC;
         int err;
         err = run(fs, fs->seg_pages, 0, 1, &moved);
+        if (err == CAIRN_ERR_NOSPC && fs->gc.phase != CN_GC_IDLE && !fs->gc.squeeze &&
+            cn_gc_squeeze_fits(fs, fs->segs[fs->gc.victim].live)) {
+            fs->gc.squeeze = 1; /* a victim begun in steps, stuck at the floor */
+            err = run(fs, fs->seg_pages, 0, 1, &moved);
+        }
         if (err)
             return err;
         if (++rounds > 4u * fs->seg_pages)
