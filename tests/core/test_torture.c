@@ -1775,6 +1775,49 @@ static int find_smallest(void)
     return 0;
 }
 
+/* Runs of the long torture test that failed once (all with --long), kept as
+ * regression runs (--regress, in make test): each failed before its fix
+ * (docs/TESTING.md names the fix). */
+static const struct regress_run {
+    const char *geo;
+    uint32_t seed, cuts;
+    const char *what;
+} regress_runs[] = {
+    {"smallest", 11, 14, "failing anchor: mount resumes its replacement"},
+    {"smallest", 1028, 1, "format refuses bad blocks that leave too few segments"},
+    {"nor-w25q128-b4", 9, 18, "failing anchor in a brown-out loop: pre-erase, 8+ slots"},
+    {"nor-w25q128-b4", 4, 5, "claimed-erased anchor after a cut erase: read back"},
+    {"nor-w25q128-b4", 31, 342, "bounded step NOSPC no longer skips the hard path"},
+    {"nor-w25q128-b4", 32, 476, "an extent record may use GC's floor"},
+    {"nor-w25q128-b4", 17, 1000, "GC at its floor squeezes a cheap victim"},
+    {"nor-w25q128-b4", 19, 1000, "recovery squeezes into its last segment"},
+    {"nor-w25q128-b16", 3, 970, "sync NOSPC at 37%"},
+    {"nor-w25q128-b16", 9, 1000, "removes refused on a full volume"},
+    {"nand-4k", 11, 15, "failing anchor on NAND"},
+};
+
+static int run_regress(void)
+{
+    size_t i, gi;
+    int bad = 0;
+    opt_long = 1;
+    for (i = 0; i < sizeof regress_runs / sizeof regress_runs[0]; i++) {
+        const struct regress_run *rr = &regress_runs[i];
+        struct stats st;
+        int out = OUT_FAIL;
+        memset(&st, 0, sizeof st);
+        for (gi = 0; gi < N_GEOS; gi++)
+            if (strcmp(geos[gi].name, rr->geo) == 0)
+                out = do_run(&geos[gi], rr->seed, rr->cuts, &st);
+        printf("  regress %-16s seed %4u, %4u cuts (%s): %llu cut points, %s\n", rr->geo,
+               (unsigned)rr->seed, (unsigned)rr->cuts, rr->what, (unsigned long long)st.cuts,
+               out == OUT_OK ? "passed" : "FAILED");
+        bad |= out != OUT_OK;
+    }
+    printf("torture regress: %s\n", bad ? "FAILED" : "all passed");
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     const char *geo = getenv("CAIRN_TORTURE_GEO");
@@ -1818,6 +1861,8 @@ int main(int argc, char **argv)
             scenario = argv[++a];
         else if (strcmp(argv[a], "--find-smallest") == 0)
             return find_smallest();
+        else if (strcmp(argv[a], "--regress") == 0)
+            return run_regress();
         else if (strcmp(argv[a], "--list") == 0) {
             for (gi = 0; gi < N_GEOS; gi++)
                 printf("%s\n", geos[gi].name);
@@ -1826,7 +1871,7 @@ int main(int argc, char **argv)
             printf("usage: %s [--geo NAME|all] [--seed S] [--runs N] [--cuts N] [--min-cuts N] "
                    "[--long] [--kinds random,early,brownout,mount,unmount] [--expect-failures] "
                    "[--verbose] [--list] [--scenario double-tear|mount-cuts|anchor-wear] "
-                   "[--find-smallest]\n",
+                   "[--find-smallest] [--regress]\n",
                    argv[0]);
             return 2;
         }
