@@ -331,8 +331,11 @@ int cn_gc_squeeze_fits(cairn *fs, uint32_t live)
     const struct cn_head *m = &fs->head[CN_H_META];
     uint32_t need = live + (fs->dirty_nodes + fs->height + 4u) * fs->node_pages;
     uint32_t have = fs->seg_pages;
-    /* (a recovery may take the last one: a cut gives back all it wrote) */
-    if (cn_free_segs(fs) < (fs->recovering ? 1u : CN_GC_FLOOR) || live > fs->seg_pages / 4u)
+    /* A recovery may take the last segment (a cut gives back all it wrote)
+     * and any victim that gains: it must not leave fewer free segments than
+     * the next recovery needs (a journal segment and one for nodes) */
+    if (fs->recovering ? cn_free_segs(fs) < 1u || need >= fs->seg_pages
+                       : cn_free_segs(fs) < CN_GC_FLOOR || live > fs->seg_pages / 4u)
         return 0;
     if (m->seg != CN_NONE && m->page < fs->seg_pages &&
         !(fs->segs[m->seg].flags & (CN_SF_FAILING | CN_SF_EVICT)))

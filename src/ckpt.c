@@ -168,8 +168,9 @@ static int anchor_blank(cairn *fs, uint32_t anchor, int *blank)
 
 /* Where the next checkpoint goes: the first blank slot after the newest one in
  * the same anchor, until its switch point (or its end, when the other anchor
- * is failing); else slot 0 of the other anchor, erased first. The anchor that
- * holds the newest valid checkpoint is never erased (invariant I3). */
+ * is failing); else slot 0 of the other anchor, erased first unless it was
+ * erased in this session, or a checkpoint says so and it reads blank. The
+ * anchor that holds the newest valid checkpoint is never erased (I3). */
 static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
 {
     uint32_t cur = fs->ckpt_anchor, other = cur ^ 1u, limit, s;
@@ -286,6 +287,45 @@ static void retire_failing_anchor(cairn *fs, uint32_t kept)
     fs->anchor_new = CN_NONE;
 }
 
+/* The flags of a checkpoint written into `anchor`. */
+static uint32_t ck_flags(const cairn *fs, uint32_t anchor, int clean)
+{
+    uint32_t other = fs->ckpt_blank_from[anchor ^ 1u];
+    return (clean ? CK_CLEAN : 0u) |
+           (other == 0 || other == CK_CLAIMED_ERASED ? CK_OTHER_ERASED : 0u);
+}
+
+/* The checkpoint is in (anchor, slot): it is the newest now. */
+static int ck_landed(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t seq)
+{
+    int switched = anchor != fs->ckpt_anchor && fs->ckpt_slot != CN_NONE;
+    if (slot >= fs->ckpt_blank_from[anchor])
+        fs->ckpt_blank_from[anchor] = slot + 1u;
+    fs->ckpt_anchor = anchor;
+    fs->ckpt_slot = slot;
+    fs->ckpt_seq = seq;
+    if (fs->anchor_new != CN_NONE)
+        retire_failing_anchor(fs, anchor);
+    else if (switched && !anchor_failing(fs, anchor ^ 1u))
+        return pre_erase(fs, anchor ^ 1u);
+    return 0;
+}
+
+/* Programming (anchor, slot) failed with err: the slot is used up. Is there
+ * another try? A slot that read back wrong never was a checkpoint (an anchor
+ * switched into on a claim is erased at the retry); a failing anchor sends
+ * the checkpoint to the other one; anything else (a cut) ends the write. */
+static int ck_missed(cairn *fs, uint32_t anchor, uint32_t slot, int err)
+{
+    if (fs->ckpt_blank_from[anchor] <= slot)
+        fs->ckpt_blank_from[anchor] = slot + 1u; /* not blank any more */
+    if (anchor == fs->ckpt_anchor && fs->ckpt_slot != CN_NONE)
+        fs->ckpt_slot = slot; /* a torn slot is never programmed again */
+    else if (err == CAIRN_ERR_CORRUPT)
+        fs->ckpt_blank_from[anchor] = CN_NONE;
+    return err == CAIRN_ERR_CORRUPT || (err == CAIRN_ERR_IO && anchor_failing(fs, anchor));
+}
+
 /* Write the current state as the newest checkpoint. A program or erase that
  * fails in an anchor flags it failing (device.c) and the checkpoint goes to
  * the other anchor; the flag travels in the table, and the failing anchor is
@@ -293,47 +333,22 @@ static void retire_failing_anchor(cairn *fs, uint32_t kept)
  * cut) is returned as it is: the previous checkpoint stands. */
 int cn_ckpt_write(cairn *fs, int clean)
 {
-    uint32_t seq = fs->ckpt_seq + 1, flags = clean ? CK_CLEAN : 0, tries, anchor = 0, slot = 0;
+    uint32_t seq = fs->ckpt_seq + 1, tries, anchor = 0, slot = 0;
     int err = CAIRN_ERR_IO;
     for (tries = 0; tries < 4; tries++) {
-        int tried = 0;
-        uint32_t bf;
         /* (again after a failure: the retry already flags the replacement) */
         err = cn_anchor_tend(fs);
         if (!err)
             err = next_slot(fs, &anchor, &slot);
-        if (!err) {
-            tried = 1;
-            bf = fs->ckpt_blank_from[anchor ^ 1u];
-            err = program_slot(fs, anchor, slot,
-                               flags | (bf == 0 || bf == CK_CLAIMED_ERASED ? CK_OTHER_ERASED : 0),
-                               seq);
+        if (err) {
+            if (err == CAIRN_ERR_IO && anchor_failing(fs, anchor))
+                continue; /* the switch's erase failed: back to the other one */
+            return err;
         }
-        if (!err) {
-            int switched = anchor != fs->ckpt_anchor && fs->ckpt_slot != CN_NONE;
-            if (slot >= fs->ckpt_blank_from[anchor])
-                fs->ckpt_blank_from[anchor] = slot + 1u;
-            fs->ckpt_anchor = anchor;
-            fs->ckpt_slot = slot;
-            fs->ckpt_seq = seq;
-            if (fs->anchor_new != CN_NONE)
-                retire_failing_anchor(fs, anchor);
-            else if (switched && !anchor_failing(fs, anchor ^ 1u))
-                return pre_erase(fs, anchor ^ 1u);
-            return 0;
-        }
-        if (tried && fs->ckpt_blank_from[anchor] <= slot)
-            fs->ckpt_blank_from[anchor] = slot + 1u; /* not blank any more */
-        if (tried && anchor == fs->ckpt_anchor && fs->ckpt_slot != CN_NONE)
-            fs->ckpt_slot = slot; /* a torn slot is never programmed again */
-        if (tried && err == CAIRN_ERR_CORRUPT) {
-            /* it read back wrong: never a checkpoint; an anchor switched
-             * into on a claim is erased at the retry */
-            if (anchor != fs->ckpt_anchor || fs->ckpt_slot == CN_NONE)
-                fs->ckpt_blank_from[anchor] = CN_NONE;
-            continue;
-        }
-        if (err != CAIRN_ERR_IO || !anchor_failing(fs, anchor))
+        err = program_slot(fs, anchor, slot, ck_flags(fs, anchor, clean), seq);
+        if (!err)
+            return ck_landed(fs, anchor, slot, seq);
+        if (!ck_missed(fs, anchor, slot, err))
             return err;
     }
     return err;

@@ -132,13 +132,19 @@ void cn_seg_retire(cairn *fs, uint32_t seg)
 }
 
 /* Segments the next checkpoint will free. */
+/* Segments the next checkpoint makes free: dead ones, but not a failing one
+ * (it is retired) nor a failing anchor's replacement (kept). A commit that
+ * borrowed a segment counting a failing one as freed left a checkpoint with
+ * one free segment, and the recovery after the next cut had none for its
+ * journal: mount NOSPC for good (torture nor-w25q128-b4, seed 103). */
 uint32_t cn_dead_segs(const cairn *fs)
 {
     uint32_t s, n = 0;
     for (s = fs->seg_base; s < fs->seg_count; s++) {
         const struct cn_seg *g = &fs->segs[s];
         n += (uint32_t)((g->state == CN_SEG_FULL || g->state == CN_SEG_LOG) &&
-                        g->live == 0 && s != fs->log.seg);
+                        g->live == 0 && s != fs->log.seg &&
+                        !(g->flags & (CN_SF_FAILING | CN_SF_EVICT)));
     }
     return n;
 }
