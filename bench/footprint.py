@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Code size and worst-case stack of the cairn core on Cortex-M3.
+"""Code size and worst-case stack of the cairn core on Cortex-M3, with littlefs's beside it.
 
 Run through bench/footprint.sh (python3 bench/footprint.py [arm-none-eabi-gcc]
 from the repository root). Compiles src/*.c per configuration, sums
@@ -15,6 +15,17 @@ counts 0 and is listed. Library calls (memcpy, __aeabi_*) count 0.
 A call cycle is reported; depths count each function once per chain.
 FOOTPRINT_CUT="caller>callee ..." leaves calls known to be infeasible out of
 the stack analysis (what-if figures).
+
+littlefs beside cairn: bench/lfs_sdist.py fetches littlefs's lfs.c, lfs.h,
+lfs_util.c and lfs_util.h from the source distribution of the littlefs-python
+version pinned in bench/requirements.txt (into build/bench-cache/, not into the
+repository); they are compiled with the same compiler and CC_FLAGS as cairn and
+measured the same way (its cfg->read/prog/erase/sync are the port's callbacks,
+0 B; its callbacks to itself are resolved as cairn's are). LFS_CONFIGS names
+the littlefs defines: LFS_NO_MALLOC as cairn's CAIRN_NO_MALLOC (buffers from the
+caller), LFS_NO_DEBUG/WARN/ERROR (cairn has no logging), asserts left on as in
+cairn's build (neither defines NDEBUG); the second row drops the asserts.
+Without the sources (no network, no pip) the littlefs rows say why.
 """
 import glob
 import os
@@ -24,8 +35,9 @@ import sys
 import tempfile
 
 CODE_BUDGET, STACK_BUDGET = 22528, 640
-FLAGS = ("-Os -mcpu=cortex-m3 -mthumb -std=c99 -ffunction-sections -fdata-sections "
-         "-fstack-usage -fcallgraph-info=su -Iinclude -DCAIRN_NO_MALLOC").split()
+CC_FLAGS = ("-Os -mcpu=cortex-m3 -mthumb -std=c99 -ffunction-sections -fdata-sections "
+            "-fstack-usage -fcallgraph-info=su").split()
+FLAGS = CC_FLAGS + ["-Iinclude", "-DCAIRN_NO_MALLOC"]
 CONFIGS = [("default", []),
            ("+NO_CHECK", ["-DCAIRN_NO_CHECK"]),
            ("+NO_CHECK+NO_ATTRS", ["-DCAIRN_NO_CHECK", "-DCAIRN_NO_ATTRS"]),
@@ -35,6 +47,10 @@ NODE = re.compile(r'node: \{ title: "([^"]*)" label: "([^"]*)"')
 EDGE = re.compile(r'edge: \{ sourcename: "([^"]*)" targetname: "([^"]*)"(?: label: "([^"]*)")?')
 FUNC_DEF = re.compile(r'^(?!typedef)[A-Za-z_][\w \t*]*?\b(\w+)\s*\(')  # at column 0
 API_DECL = re.compile(r'^(?!typedef)[A-Za-z_][\w \t*]*?\b(cairn_\w+)\s*\(', re.M)
+LFS_API_DECL = re.compile(r'^(?!typedef)[A-Za-z_][\w \t*]*?\b(lfs_\w+)\s*\(', re.M)
+LFS_BASE = ["-DLFS_NO_MALLOC", "-DLFS_NO_DEBUG", "-DLFS_NO_WARN", "-DLFS_NO_ERROR"]
+LFS_CONFIGS = [("asserts on, as cairn's", LFS_BASE),
+               ("+LFS_NO_ASSERT", LFS_BASE + ["-DLFS_NO_ASSERT"])]
 
 
 def read(path):
@@ -42,12 +58,12 @@ def read(path):
         return f.read()
 
 
-def build(cc, defs, out):
-    """Compiles every src/*.c into out; returns the objects."""
+def build(cc, defs, out, sources=None, flags=None):
+    """Compiles every src/*.c (or sources) into out; returns the objects."""
     objs = []
-    for src in sorted(glob.glob("src/*.c")):
+    for src in sources or sorted(glob.glob("src/*.c")):
         obj = os.path.join(out, os.path.basename(src)[:-2] + ".o")
-        r = subprocess.run([cc, *FLAGS, *defs, "-c", src, "-o", obj],
+        r = subprocess.run([cc, *(flags or FLAGS), *defs, "-c", src, "-o", obj],
                            capture_output=True, text=True)
         if r.returncode:
             print(f"**compile failed: {src}**\n```\n{r.stderr.strip()}\n```")
@@ -95,7 +111,12 @@ def args_of(text, start):
 
 
 class Graph:
-    def __init__(self, out, cut=()):
+    """The static call graph of the objects in out, with frame sizes. sources are
+    the .c files compiled there (searched for callback arguments); the function
+    pointers declared in dev_header are the port's device callbacks."""
+
+    def __init__(self, out, cut=(), sources=None, dev_header="include/cairn_device.h"):
+        self.sources = sources or sorted(glob.glob("src/*.c"))
         su = {}
         for f in glob.glob(os.path.join(out, "*.su")):
             for line in read(f).splitlines():
@@ -116,7 +137,7 @@ class Graph:
             for src, dst, site in EDGE.findall(text):
                 raw.setdefault(src, []).append((dst, site))
         # resolve calls through pointers; calls[f] = [(callee, "*" if via a pointer)]
-        self.dev_members = re.findall(r"\(\s*\*\s*(\w+)\s*\)\s*\(", read("include/cairn_device.h"))
+        self.dev_members = re.findall(r"\(\s*\*\s*(\w+)\s*\)\s*\(", read(dev_header))
         self.indirect, self.library, self.calls = {}, set(), {}
         for src, edges in raw.items():
             calls = self.calls.setdefault(src, [])
@@ -144,18 +165,36 @@ class Graph:
         lines = read(path).splitlines()
         if re.search(rf"(->|\.)\s*({'|'.join(self.dev_members)})\s*\(", lines[int(line) - 1]):
             return "device callback (the port's, counted 0 B)", ["<dev callback>"]
-        holder = next((m.group(1) for l in reversed(lines[:int(line)]) if (m := FUNC_DEF.match(l))), "?")
-        found = []
-        for src in sorted(glob.glob("src/*.c")):
-            text = read(src)
-            for m in re.finditer(rf"\b{holder}\s*\(", text):
-                for a in args_of(text, m.end() - 1):
-                    t = next((t for t in (f"{src}:{a}", a) if t in self.frame), None)
-                    if t and t not in found:
-                        found.append(t)
+        holder = enclosing(lines, int(line))
+        found = self.passed_to(holder, {holder})
         if found:
             return "core callback, resolved to " + ", ".join(self.name(t) for t in found), found
         return f"pointer held by {holder}, not the core's (counted 0 B)", ["<callback>"]
+
+    def passed_to(self, holder, seen):
+        """The functions passed by name to holder. A call of holder that passes
+        none but hands on a function-pointer parameter of its caller
+        (lfs_fs_traverse_ passing its cb to lfs_ctz_traverse) counts the
+        functions passed to that caller in turn."""
+        found, relays = [], []
+        for src in self.sources:
+            text = read(src)
+            lines = text.splitlines()
+            for m in re.finditer(rf"\b{holder}\s*\(", text):
+                lineno = text.count("\n", 0, m.start()) + 1
+                if FUNC_DEF.match(lines[lineno - 1]):  # its definition or a prototype
+                    continue
+                named = [t for a in args_of(text, m.end() - 1)
+                         if (t := next((t for t in (f"{src}:{a}", a) if t in self.frame), None))]
+                found += [t for t in named if t not in found]
+                caller = enclosing(lines, lineno)
+                handed_on = set(args_of(text, m.end() - 1)) & pointer_params(lines, lineno)
+                if not named and handed_on and caller not in seen:
+                    relays.append(caller)
+        for caller in dict.fromkeys(relays):
+            seen.add(caller)
+            found += [t for t in self.passed_to(caller, seen) if t not in found]
+        return found
 
     def worst(self, t, seen=frozenset()):
         """(bytes, path) of the deepest chain from t in which no function repeats.
@@ -183,6 +222,21 @@ class Graph:
         return out
 
 
+def enclosing(lines, lineno):
+    """The function whose definition holds line lineno (1-based) of lines."""
+    return next((m.group(1) for l in reversed(lines[:lineno]) if (m := FUNC_DEF.match(l))), "?")
+
+
+def pointer_params(lines, lineno):
+    """Names of the function-pointer parameters of the function holding line lineno."""
+    start = next((i for i in range(lineno - 1, -1, -1) if FUNC_DEF.match(lines[i])), None)
+    if start is None:
+        return set()
+    text = "\n".join(lines[start:lineno])
+    params = args_of(text, text.index("("))
+    return {m.group(1) for p in params if (m := re.search(r"\(\s*\*\s*(\w+)\s*\)", p))}
+
+
 def sccs(calls):
     """{node: frozenset of its strongly connected component}, cyclic ones only (Tarjan)."""
     index, low, stack, out = {}, {}, [], {}
@@ -208,6 +262,108 @@ def sccs(calls):
     return out
 
 
+def totals(sz):
+    """(text, data, bss) summed over the objects."""
+    return tuple(sum(v[i] for v in sz.values()) for i in range(3))
+
+
+def deepest(stack):
+    """(function, bytes) of the deepest public function; ("-", 0) if none."""
+    if not stack:
+        return "-", 0
+    f, (n, _) = max(stack.items(), key=lambda kv: kv[1][0])
+    return f, n
+
+
+def struct_sizes(cc, flags, src, out, names=("lfs_t", "lfs_file_t")):
+    """{type: sizeof on the target} of littlefs's RAM structures (arrays sized
+    by sizeof, read back with nm -S)."""
+    probe = os.path.join(out, "lfs_sizeof.c")
+    with open(probe, "w", encoding="utf-8") as f:
+        f.write('#include "lfs.h"\n' + "".join(f"char sizeof_{n}[sizeof({n})];\n" for n in names))
+    obj = probe[:-2] + ".o"
+    if subprocess.run([cc, *flags, "-c", probe, "-o", obj], capture_output=True).returncode:
+        return {}
+    nm = subprocess.run([re.sub(r"gcc$", "nm", cc), "-S", obj], capture_output=True, text=True).stdout
+    return {l.split()[3][len("sizeof_"):]: int(l.split()[1], 16)
+            for l in nm.splitlines() if len(l.split()) == 4 and l.split()[3].startswith("sizeof_")}
+
+
+def measure_littlefs(cc, cut, tmp):
+    """littlefs's sources (bench/lfs_sdist.py) built per LFS_CONFIGS like cairn's:
+    {"results": [(label, sizes, graph, stack)], ...} or {"error": why}."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import lfs_sdist
+    try:
+        src_dir, version = lfs_sdist.sources()
+    except (lfs_sdist.SdistError, OSError) as e:
+        return {"error": str(e)}
+    src = os.path.relpath(src_dir)
+    sources = [os.path.join(src, "lfs.c"), os.path.join(src, "lfs_util.c")]
+    header = os.path.join(src, "lfs.h")
+    api = sorted(set(LFS_API_DECL.findall(read(header))), key=read(header).find)
+    flags = CC_FLAGS + [f"-I{src}"]
+    results = []
+    for label, defs in LFS_CONFIGS:
+        out = os.path.join(tmp, f"lfs{len(results)}")
+        os.mkdir(out)
+        objs = build(cc, defs, out, sources, flags)
+        if len(objs) < len(sources):
+            return {"error": "littlefs did not compile (see above)"}
+        g = Graph(out, cut, sources, header)
+        results.append((label, sizes(cc, objs), g, {f: g.worst(f) for f in api if f in g.frame}))
+    return {"results": results, "src": src, "version": version, "flags": flags,
+            "lfs_version": lfs_sdist.lfs_version(src_dir),
+            "sizeof": struct_sizes(cc, flags + LFS_BASE, src, tmp)}
+
+
+def print_beside(cairn_results, lfs):
+    """The comparison table: cairn's configurations and littlefs's, same compiler and flags."""
+    print("\n## cairn beside littlefs (same compiler, same flags)\n")
+    if "error" in lfs:
+        print(f"littlefs not measured: {lfs['error']}")
+        return
+    name = f"littlefs {lfs['lfs_version']}"
+    print(f"{name}: lfs.c and lfs_util.c from the source distribution of littlefs-python "
+          f"{lfs['version']} (bench/requirements.txt), fetched by bench/lfs_sdist.py into "
+          f"`{lfs['src']}`; flags `{' '.join(lfs['flags'])}` plus the defines of each row. "
+          "Worst stack: the deepest public function (cairn_* of include/cairn.h, lfs_* of "
+          "lfs.h), device callbacks and library calls 0 B, each function once per chain.\n")
+    print("| build | text | data | bss | code (text+data) | worst stack (B) | in |")
+    print("|---|---|---|---|---|---|---|")
+    rows = [(f"cairn {label}", sz, stack) for label, sz, _, stack in cairn_results]
+    rows += [(f"{name}, {label}", sz, stack) for label, sz, _, stack in lfs["results"]]
+    for label, sz, stack in rows:
+        t, d, b = totals(sz)
+        f, n = deepest(stack)
+        print(f"| {label} | {t} | {d} | {b} | {t + d} | {n} | {f} |")
+    defines = [(f"cairn {label}", ["-DCAIRN_NO_MALLOC", *defs]) for label, defs in CONFIGS]
+    defines += [(f"{name}, {label}", defs) for label, defs in LFS_CONFIGS]
+    print("\nDefines: " + "; ".join(f"{label}: `{' '.join(d)}`" for label, d in defines) + ".")
+    if lfs["sizeof"]:
+        print(f"\n{name}'s RAM structures on this target: "
+              + ", ".join(f"sizeof({k}) = {v} B" for k, v in lfs["sizeof"].items())
+              + " (plus its caches and lookahead buffer, given by the caller with LFS_NO_MALLOC).")
+    print_littlefs_stack(name, lfs["results"][0])
+
+
+def print_littlefs_stack(name, result):
+    """littlefs's per-function worst stack, indirect calls and recursion."""
+    label, _, g, stack = result
+    print(f"\n### {name} ({label}): worst-case stack per public function\n")
+    print("| function | worst stack (B) | deepest path: function(frame B), * = via function pointer |")
+    print("|---|---|---|")
+    for f, (n, path) in sorted(stack.items(), key=lambda kv: -kv[1][0]):
+        print(f"| {f} | {n} | `{' > '.join(path)}` |")
+    print(f"\n{name}'s calls through function pointers:")
+    for site, kind in sorted(g.indirect.items()):
+        print(f"- {site}: {kind}")
+    for members, cuts in g.recursion():
+        print(f"- cycle among {', '.join(members)}"
+              + (f"; every cycle passes through: {', '.join(cuts)}" if cuts else ""))
+    print(f"\n{name}'s library calls counted as 0 B: {', '.join(sorted(g.library)) or 'none'}")
+
+
 def main():
     cc = sys.argv[1] if len(sys.argv) > 1 else "arm-none-eabi-gcc"
     cut = os.environ.get("FOOTPRINT_CUT", "").split()  # "caller>callee": edges known infeasible
@@ -223,6 +379,7 @@ def main():
             if not results:
                 top = largest_functions(cc, objs)
             results.append((label, sizes(cc, objs), g, stack))
+        lfs = measure_littlefs(cc, cut, tmp)
 
     version = subprocess.run([cc, "-dumpversion"], capture_output=True, text=True).stdout.strip()
     print(f"# cairn footprint (Cortex-M3, -Os, {cc} {version})\n")
@@ -278,6 +435,8 @@ def main():
         print("\nStack figures count each function at most once per chain, i.e. assume a guard "
               "stops re-entry; a real re-entry would add a second pass round the cycle.")
 
+    print_beside(results, lfs)
+
     print("\n## Summary\n")
     for label, sz, g, stack in results:
         code = sum(v[0] + v[1] for v in sz.values())
@@ -285,6 +444,11 @@ def main():
         print(f"- {label}: code {code} B ({'within' if code <= CODE_BUDGET else 'OVER'} 22528 B); "
               f"max stack {n} B in {f} ({'within' if n <= STACK_BUDGET else 'OVER'} 640 B)"
               + ("; recursion in the call graph" if g.scc else ""))
+    if "error" not in lfs:
+        for label, sz, g, stack in lfs["results"]:
+            f, n = deepest(stack)
+            print(f"- littlefs {lfs['lfs_version']} {label}: code {sum(totals(sz)[:2])} B; "
+                  f"max stack {n} B in {f}" + ("; recursion in the call graph" if g.scc else ""))
     print("\n(Device callbacks are the port's and count 0 B: add the port's own "
           "deepest read/prog/erase frame to the figures above.)")
 
