@@ -193,7 +193,8 @@ def _plus(a: dict, b: dict) -> dict:
 
 
 def total_figure(label: str, fmt_c: dict, run_c: dict, lfs_fmt: dict | None = None,
-                 lfs_run: dict | None = None, fresh: str | None = None) -> tuple[str, dict]:
+                 lfs_run: dict | None = None, fresh: str | None = None,
+                 what: str = "format + mount + measured run") -> tuple[str, dict]:
     """Format + mount + the measured run, added up (modelled time, erases): what a
     device that is formatted and then does this job costs in all. Marked with
     whether cairn's total time is lower than littlefs's."""
@@ -203,7 +204,7 @@ def total_figure(label: str, fmt_c: dict, run_c: dict, lfs_fmt: dict | None = No
     if ltot is not None:
         text += ("; lower than littlefs's" if tot["time_ns"] < ltot["time_ns"]
                  else "; NOT lower than littlefs's")
-    return (label + "format + mount + measured run, in all (modelled time, erases)",
+    return (label + what + ", in all (modelled time, erases)",
             figure(text, "", lfs=fmt_counts(ltot), fresh=fresh, summary=True))
 
 
