@@ -161,6 +161,22 @@ def format_mount_cairn(sim, **config):
     return fs, (sim.counters() - before).as_dict()
 
 
+def cairn_smallest_bpl(model: str, bpls=(1, 2, 4, 8), **sim_kw):
+    """An aged `model` formatted and mounted by cairn with the first
+    blocks_per_lblock of bpls it accepts. Returns (sim, FS, bpl, format + mount
+    counters, [refusal texts])."""
+    refused = []
+    for bpl in bpls:
+        sim = new_sim(model, blocks_per_lblock=bpl, **sim_kw)
+        try:
+            fs, fmt_c = format_mount_cairn(sim)
+            return sim, fs, bpl, fmt_c, refused
+        except cairn.Error as e:
+            refused.append(f"blocks_per_lblock={bpl} refused: {e.message}")
+            sim.close()
+    raise RuntimeError("; ".join(refused))
+
+
 def format_mount_lfs(sim, cfg: dict, **lfs_kw):
     """littlefs's format + mount (LfsFS does both); returns (LfsFS, their counters)."""
     from bench.scenarios import _lfs
