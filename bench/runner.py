@@ -208,8 +208,8 @@ def main(argv=None) -> int:
           "Scenarios: /work/shared/BENCH-SCENARIOS.md; what each figure means: "
           "docs/BENCHMARKS.md.", "",
           f"**Note:** {common.TIME_NOTE}", "",
-          f"**Aged device:** {common.AGING_TEXT}", "",
-          f"**Fresh device:** {common.FRESH_TEXT}", "", "## Summary", "",
+          common.AGING_TEXT, "",
+          common.FRESH_TEXT, "", "## Summary", "",
           "| scenario | figure | cairn | raw device limit | seed's figure | littlefs "
           "| target | | fresh device (cairn / littlefs) |",
           "|---|---|---|---|---|---|---|---|---|"]
