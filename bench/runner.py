@@ -83,13 +83,15 @@ def scenario_md(res: dict) -> list[str]:
                                                for k, v in res["params"].items()) + ".")
         out.append("")
     out += ["| figure | cairn | raw device limit | seed's figure | littlefs (best config) "
-            "| target | |", "|---|---|---|---|---|---|---|"]
+            "| target | | fresh device (cairn / littlefs) |",
+            "|---|---|---|---|---|---|---|---|"]
     for name, f in res["figures"].items():
         val = f"{cell(f['value'])} {f['unit']}".strip()
         if f.get("note"):
             val += f" ({cell(f['note'])})"
         out.append(f"| {cell(name)} | {val} | {other(f, 'raw')} | {other(f, 'seed')} "
-                   f"| {other(f, 'lfs')} | {other(f, 'target')} | {met_text(f['met'])} |")
+                   f"| {other(f, 'lfs')} | {other(f, 'target')} | {met_text(f['met'])} "
+                   f"| {other(f, 'fresh')} |")
     out.append("")
     for title, fn in res.get("plots", []):
         out += [f"![{title}]({fn})", ""]
@@ -104,23 +106,25 @@ def scenario_md(res: dict) -> list[str]:
 
 
 def summary_rows(results: list[dict]) -> list[tuple]:
+    """Every figure with a target, the figures marked summary (format rows), and
+    all figures of a scenario without targets (cpu-cost)."""
     rows = []
     for res in results:
         if res.get("error"):
-            rows.append((res["id"], "(failed to run)", "", "", "", "", "", "ERROR"))
+            rows.append((res["id"], "(failed to run)", "", "", "", "", "", "ERROR", ""))
             continue
         untargeted = all(f["target"] is None for f in res["figures"].values())
         for name, f in res["figures"].items():
-            if f["target"] is None and not untargeted:
+            if f["target"] is None and not untargeted and not f.get("summary"):
                 continue
-            if f["target"] is None:  # a scenario without targets (cpu-cost): its figures
+            if f["target"] is None:  # cpu-cost's figures, format rows
                 rows.append((res["id"], name, f"{fmt(f['value'])} {f['unit']}".strip(),
-                             "", "", "", "", ""))
+                             "", "", fmt(f.get("lfs")), "", "", fmt(f.get("fresh"))))
                 continue
             state = {True: "met", False: "MISSED", None: "n/a"}[f["met"]]
             rows.append((res["id"], name, f"{fmt(f['value'])} {f['unit']}".strip(),
                          fmt(f.get("raw")), fmt(f.get("seed")), fmt(f.get("lfs")),
-                         f["target"], state))
+                         f["target"], state, fmt(f.get("fresh"))))
     return rows
 
 
@@ -203,9 +207,12 @@ def main(argv=None) -> int:
           f"`{lib_name()}` and {_lfs.version()}. "
           "Scenarios: /work/shared/BENCH-SCENARIOS.md; what each figure means: "
           "docs/BENCHMARKS.md.", "",
-          f"**Note:** {common.TIME_NOTE}", "", "## Summary", "",
+          f"**Note:** {common.TIME_NOTE}", "",
+          common.AGING_TEXT, "",
+          common.FRESH_TEXT, "", "## Summary", "",
           "| scenario | figure | cairn | raw device limit | seed's figure | littlefs "
-          "| target | |", "|---|---|---|---|---|---|---|---|"]
+          "| target | | fresh device (cairn / littlefs) |",
+          "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         md.append("| " + " | ".join(cell(x) if i != 7 else
                                     (x if x in ("met", "n/a", "") else f"**{x}**")

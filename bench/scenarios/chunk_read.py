@@ -22,13 +22,14 @@ SEED = {1: 27_064, 1024: 856_680}
 
 
 def make_fs(sim_args):
-    """Format with blocks_per_lblock=1, else 2 (the spec allows either)."""
+    """An aged device formatted and mounted with blocks_per_lblock=1, else 2 (the
+    spec allows either). Returns (sim, bpl, the refusal, FS, format counters)."""
     last = None
     for bpl in (1, 2):
-        sim = cairn.Sim(MODEL, blocks_per_lblock=bpl, seed=1, **sim_args)
+        sim = common.new_sim(MODEL, blocks_per_lblock=bpl, seed=1, **sim_args)
         try:
-            cairn.format(sim)
-            return sim, bpl, last
+            fs, fmt_c = common.format_mount_cairn(sim)
+            return sim, bpl, last, fs, fmt_c
         except cairn.Error as e:
             last = f"blocks_per_lblock={bpl} refused: {e}"
             sim.close()
@@ -55,8 +56,8 @@ def run_lfs(data, cfg) -> dict:
     """littlefs: the same file, remount, each chunk size read to the end."""
     L = _lfs.lfs_module()
     rows = {}
-    with cairn.Sim(MODEL, seed=1) as sim:
-        fs = _lfs.LfsFS(sim, **cfg)
+    with common.new_sim(MODEL, seed=1) as sim:
+        fs, fmt_c = common.format_mount_lfs(sim, cfg)
         fh = L.file_open(fs.lfs, "/big", _lfs.O_W)
         L.file_write(fs.lfs, fh, data)
         L.file_close(fs.lfs, fh)
@@ -81,7 +82,8 @@ def run_lfs(data, cfg) -> dict:
                 raise RuntimeError(f"littlefs chunk {n}: read {got} bytes / content differs")
             rows[n] = {"bytes_per_s": FILE / (c.time_ns / 1e9), "read_calls": c.read_calls,
                        "read_bytes": c.read_bytes, "time_ns": c.time_ns}
-    return {"time_ns": sum(r["time_ns"] for r in rows.values()), "rows": rows}
+    return {"time_ns": sum(r["time_ns"] for r in rows.values()), "rows": rows,
+            "format": fmt_c}
 
 
 def run() -> dict:
@@ -91,9 +93,8 @@ def run() -> dict:
     if _lfs.available():
         lb, lcfg, ltried = _lfs.best(lambda c: run_lfs(data, c), 256)
     lrows = lb["rows"] if lb else {}
-    sim, bpl, refused = make_fs({})
+    sim, bpl, refused, fs, fmt_c = make_fs({})
     with sim:
-        fs = cairn.mount(sim)
         ram = fs.ram_bytes
         fs.write_file("/big", data)
         fs.unmount()
@@ -130,7 +131,7 @@ def run() -> dict:
                        "time_ns": c.time_ns, "fs_read_calls": calls}
         fs.unmount()
         raw, raw_table, raw_calls = raw_speed(sim)
-    figs = {}
+    figs = dict([common.format_figure("", fmt_c, None if lb is None else lb["format"])])
     for n, r in rows.items():
         figs[f"{n} B chunks: modelled throughput"] = figure(
             round(r["bytes_per_s"]), "B/s",
@@ -169,6 +170,7 @@ def run() -> dict:
              "RAM: cairn's mount " + f"{ram:,} B" + ("" if lcfg is None else
                                                      f"; littlefs about "
                                                      f"{_lfs.ram_estimate(lcfg):,} B") + ".",
+             common.AGING_TEXT,
              "Throughput = 512 KiB / modelled read time of the pass. "
              + common.TIME_NOTE + " The seed's figures are wall-clock on real hardware "
              "and include CPU time."]

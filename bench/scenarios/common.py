@@ -1,8 +1,9 @@
 """Shared helpers of the benchmark scenarios: library lookup, result dicts,
-printing."""
+printing, the aged device every scenario starts from, the format row."""
 from __future__ import annotations
 
 import os
+import random
 import sys
 from pathlib import Path
 
@@ -27,12 +28,17 @@ TIME_NOTE = ("Modelled time counts device time only (the device model's cost of 
 
 
 def figure(value, unit="", seed=None, target=None, met=None, note=None, raw=None,
-           lfs=None) -> dict:
+           lfs=None, fresh=None, summary=False) -> dict:
     """One reported figure: cairn's value, the raw device limit (raw), the seed's
     figure, littlefs's figure in the same run (lfs) and the target (strings, as
-    in the benchmark issue), met = True/False/None (no target)."""
+    in the benchmark issue), met = True/False/None (no target). Every value is
+    measured on an aged device (age()); `fresh` is the same figure on a fresh,
+    pre-erased device (text, cairn and littlefs), where the scenario runs both.
+    summary=True puts a figure without a target into the summary table."""
     d = {"value": value, "unit": unit, "raw": raw, "seed": seed, "lfs": lfs,
-         "target": target, "met": met}
+         "target": target, "met": met, "fresh": fresh}
+    if summary:
+        d["summary"] = True
     if note:
         d["note"] = note
     return d
@@ -101,19 +107,156 @@ def main(module) -> None:
     print_result(module.run())
 
 
+# ---- the aged device every scenario starts from ----
+AGE_SEED = 0xA6ED
+
+AGING_TEXT = (
+    "Aged device: before the file system is formatted, the simulated device is used "
+    "up once, as one in the field has been: every erase block is erased once and then "
+    "programmed whole with pseudo-random bytes (random.Random(0xA6ED)), one erase and one "
+    "whole-block program call per block through the device's own interface, so the "
+    "simulator's page state and erase counts are real (NAND: the data area; the spare "
+    "area stays erased; SD card: every sector written once, nothing discarded). No "
+    "block is erased when the format starts: each file system must erase what it "
+    "programs, inside its format or inside the measured run. The aging's own counters "
+    "are reset; format + mount on the aged device are counted as their own row; the "
+    "scenario's counters start after them. cairn and littlefs (and FAT) age the same "
+    "way, with the same bytes.")
+FRESH_TEXT = ("Fresh column: the same run on a fresh device (every block erased, never "
+              "programmed: the simulator's initial state), cairn / littlefs (littlefs with "
+              "the configuration that was best on the aged device).")
+
+
+def age(sim, seed: int = AGE_SEED) -> None:
+    """Ages the device as described in AGING_TEXT, then resets the counters."""
+    g = sim.geometry
+    rng = random.Random(seed)
+    block = g.medium == cairn.Medium.BLOCK
+    for b in range(g.block_count):
+        if not block:
+            _dev_ok(sim.dev_erase(b), f"aging: erase of block {b}")
+        _dev_ok(sim.dev_prog(b * g.pages_per_block, 0, rng.randbytes(g.block_size)),
+                f"aging: program of block {b}")
+    sim.reset_counters()
+
+
+def _dev_ok(rc: int, what: str) -> None:
+    if rc != 0:
+        raise RuntimeError(f"{what} returned {rc}")
+
+
+def new_sim(model: str, aged: bool = True, **sim_kw) -> "cairn.Sim":
+    """A Sim of `model` (cairn.Sim's keywords), aged unless aged=False."""
+    sim = cairn.Sim(model, **sim_kw)
+    if aged:
+        age(sim)
+    return sim
+
+
+def format_mount_cairn(sim, **config):
+    """cairn_format + cairn_mount; returns (mounted FS, their counters)."""
+    before = sim.counters()
+    cairn.format(sim, **config)
+    fs = cairn.mount(sim, **config)
+    return fs, (sim.counters() - before).as_dict()
+
+
+def cairn_smallest_bpl(model: str, bpls=(1, 2, 4, 8), **sim_kw):
+    """An aged `model` formatted and mounted by cairn with the first
+    blocks_per_lblock of bpls it accepts. Returns (sim, FS, bpl, format + mount
+    counters, [refusal texts])."""
+    refused = []
+    for bpl in bpls:
+        sim = new_sim(model, blocks_per_lblock=bpl, **sim_kw)
+        try:
+            fs, fmt_c = format_mount_cairn(sim)
+            return sim, fs, bpl, fmt_c, refused
+        except cairn.Error as e:
+            refused.append(f"blocks_per_lblock={bpl} refused: {e.message}")
+            sim.close()
+    raise RuntimeError("; ".join(refused))
+
+
+def format_mount_lfs(sim, cfg: dict, **lfs_kw):
+    """littlefs's format + mount (LfsFS does both); returns (LfsFS, their counters)."""
+    from bench.scenarios import _lfs
+    before = sim.counters()
+    fs = _lfs.LfsFS(sim, **cfg, **lfs_kw)
+    return fs, (sim.counters() - before).as_dict()
+
+
+def fmt_counts(c: dict | None) -> str | None:
+    """"184.3 s, 4,096 erases" of a format row (None stays None)."""
+    if c is None:
+        return None
+    return f"{c['time_ns'] / 1e9:,.3f} s, {c['erases']:,} erases"
+
+
+def format_figure(label: str, c: dict, lfs: dict | None = None, fresh_c: dict | None = None,
+                  fresh_lfs: dict | None = None) -> tuple[str, dict]:
+    """The format row: format + mount on the aged device (modelled time, erases),
+    cairn and littlefs; the fresh device's in the fresh column."""
+    fresh = None
+    if fresh_c is not None:
+        fresh = fmt_counts(fresh_c) + (" / littlefs " + fmt_counts(fresh_lfs)
+                                       if fresh_lfs else "")
+    return (label + "format + mount (modelled time, erases)",
+            figure(fmt_counts(c), "", lfs=fmt_counts(lfs), fresh=fresh, summary=True))
+
+
+def _plus(a: dict, b: dict) -> dict:
+    return {"time_ns": a["time_ns"] + b["time_ns"], "erases": a["erases"] + b["erases"]}
+
+
+def total_figure(label: str, fmt_c: dict, run_c: dict, lfs_fmt: dict | None = None,
+                 lfs_run: dict | None = None, fresh: str | None = None,
+                 what: str = "format + mount + measured run") -> tuple[str, dict]:
+    """Format + mount + the measured run, added up (modelled time, erases): what a
+    device that is formatted and then does this job costs in all. Marked with
+    whether cairn's total time is lower than littlefs's."""
+    tot = _plus(fmt_c, run_c)
+    ltot = None if lfs_fmt is None or lfs_run is None else _plus(lfs_fmt, lfs_run)
+    text = fmt_counts(tot)
+    if ltot is not None:
+        text += ("; lower than littlefs's" if tot["time_ns"] < ltot["time_ns"]
+                 else "; NOT lower than littlefs's")
+    return (label + what + ", in all (modelled time, erases)",
+            figure(text, "", lfs=fmt_counts(ltot), fresh=fresh, summary=True))
+
+
+def total_fresh_text(fmt_c: dict, run_c: dict, lfs_fmt: dict | None = None,
+                     lfs_run: dict | None = None) -> str:
+    """The fresh column of total_figure."""
+    t = fmt_counts(_plus(fmt_c, run_c))
+    if lfs_fmt is not None and lfs_run is not None:
+        t += " / littlefs " + fmt_counts(_plus(lfs_fmt, lfs_run))
+    return t
+
+
 # ---- raw device limits from a model's cost table ----
-def raw_write_bytes_per_s(model_or_sim) -> float:
-    """Fastest programming the model allows: whole erase blocks in one call
-    (erases not counted: the device is assumed erased)."""
+def raw_write_bytes_per_s(model_or_sim, aged: bool = True) -> float:
+    """Fastest programming the model allows: whole erase blocks in one call each.
+    aged=True (the default, as every scenario's device): each block is erased
+    first, one erase per erase block written (erase_ns); aged=False: the device
+    is assumed erased. BLOCK media: the host transfer rate (the card erases
+    inside; its internal cost is the scenario's own figure)."""
     mi = _info(model_or_sim)
     g, c = mi.geometry, mi.cost
-    ns = 0.0
     if g.medium == cairn.Medium.BLOCK:
         return float(c.prog_bytes_per_s)
     bs = g.block_size
     ns = c.prog_setup_ns + (bs * 1e9 / c.prog_bytes_per_s if c.prog_bytes_per_s else 0) \
-        + g.pages_per_block * c.prog_page_ns
+        + g.pages_per_block * c.prog_page_ns + (c.erase_ns if aged else 0)
     return bs / (ns / 1e9)
+
+
+def raw_erase_ns(model_or_sim, nbytes: float) -> float:
+    """The erase time nbytes of new data need on an aged device, pro rata: nbytes /
+    erase block size erases (0 on BLOCK media)."""
+    mi = _info(model_or_sim)
+    if mi.geometry.medium == cairn.Medium.BLOCK:
+        return 0.0
+    return nbytes / mi.geometry.block_size * mi.cost.erase_ns
 
 
 def raw_read_bytes_per_s(model_or_sim) -> float:
@@ -129,8 +272,8 @@ def raw_read_bytes_per_s(model_or_sim) -> float:
     return bs / (ns / 1e9)
 
 
-def raw_prog_seconds(model_or_sim, nbytes: int) -> float:
-    return nbytes / raw_write_bytes_per_s(model_or_sim)
+def raw_prog_seconds(model_or_sim, nbytes: int, aged: bool = True) -> float:
+    return nbytes / raw_write_bytes_per_s(model_or_sim, aged)
 
 
 def _info(m):

@@ -1,7 +1,8 @@
 """fill-write (spiffs seed): a 1 MiB volume on nor-m25p16 filled to about 80%
 with files of mixed sizes, about half of them deleted, then 100,000 bytes
-written to a new file in 256 B writes; the same on a freshly formatted volume.
-Second row: the whole 2 MiB chip at 80%."""
+written to a new file in 256 B writes; the same on an empty volume. Second row:
+the whole 2 MiB chip. cairn vs littlefs is compared at equal fill: both hold
+the same first N files of the list, N the most both can hold."""
 from __future__ import annotations
 
 import random
@@ -16,7 +17,7 @@ from bench.scenarios import _lfs, common  # noqa: E402
 from bench.scenarios.common import cairn, ffi, figure, lib, result  # noqa: E402
 
 ID = "fill-write"
-TITLE = "100,000 B in 256 B writes at 80% full vs fresh (nor-m25p16)"
+TITLE = "100,000 B in 256 B writes at 80% full vs empty (nor-m25p16)"
 MODEL = "nor-m25p16"
 TOTAL = 100_000
 W = 256
@@ -40,66 +41,85 @@ def file_sizes(rng, budget: int) -> list[int]:
 GIVE_UP = 5  # consecutive refused files that end a fill (smaller ones may still fit)
 
 
-def fill_cairn(fs, volume: int, level: float):
-    """Writes files until level * volume bytes of file data are stored or the
-    volume refuses GIVE_UP files in a row (NOSPC). Returns (names, bytes stored)."""
+def file_list(volume: int) -> list[tuple[str, bytes]]:
+    """The files of a fill, in order: mixed sizes adding up to LEVEL * volume."""
     rng = random.Random(11)
-    names, stored, refused = [], 0, 0
-    for i, n in enumerate(file_sizes(rng, int(volume * level))):
-        p = f"/f{i:04d}"
-        data = rng.randbytes(n)
-        try:
-            with fs.open(p, "w") as f:
-                f.write(data)
-        except cairn.NoSpaceError:
-            try:
-                fs.remove(p)
-            except cairn.Error:
-                pass
+    return [(f"/f{i:04d}", rng.randbytes(n))
+            for i, n in enumerate(file_sizes(rng, int(volume * LEVEL)))]
+
+
+def fill(write, files, limit: int | None):
+    """Writes the files with write(path, data) -> bool (False: refused, NOSPC).
+    limit=None: as many as the volume takes (a refused file is skipped, GIVE_UP
+    refusals in a row end the fill); limit=N: exactly the first N, all must fit.
+    Returns (names, bytes stored, files written before the first refusal)."""
+    names, stored, refused, first = [], 0, 0, None
+    for p, data in files if limit is None else files[:limit]:
+        if not write(p, data):
+            if limit is not None:
+                raise RuntimeError(f"fill-write: {p} refused at equal fill")
+            first = len(names) if first is None else first
             refused += 1
             if refused >= GIVE_UP:
                 break
             continue
         refused = 0
         names.append(p)
-        stored += n
-    return names, stored
+        stored += len(data)
+    return names, stored, len(names) if first is None else first
 
 
-def write_probe(sim, write_one) -> tuple[list[float], int]:
+def cairn_writer(fs):
+    def write(p, data) -> bool:
+        try:
+            with fs.open(p, "w") as f:
+                f.write(data)
+            return True
+        except cairn.NoSpaceError:
+            try:
+                fs.remove(p)
+            except cairn.Error:
+                pass
+            return False
+    return write
+
+
+def write_probe(sim, write_one) -> list[float]:
     """TOTAL bytes in W-byte writes; per-write modelled latency (ms)."""
     lat = []
-    t_start = sim.time_ns
-    last = t_start
+    last = sim.time_ns
     for _ in range(TOTAL // W + (1 if TOTAL % W else 0)):
         write_one()
         now = sim.time_ns
         lat.append((now - last) / 1e6)
         last = now
-    return lat, t_start
+    return lat
 
 
-def run_cairn(blocks: int, level: float | None) -> dict:
-    with cairn.Sim(MODEL, block_count=blocks, seed=1) as sim:
-        cairn.format(sim)
-        fs = cairn.mount(sim)
+def run_cairn(blocks: int, limit, aged: bool = True) -> dict:
+    """cairn: format + mount (counted apart); fill (limit: None = empty volume,
+    "max" = as far as it takes, N = the first N files); delete every other file;
+    the counted 100,000 B in 256 B writes and the close."""
+    with common.new_sim(MODEL, aged, block_count=blocks, seed=1) as sim:
+        fs, fmt_c = common.format_mount_cairn(sim)
         volume = blocks * sim.geometry.block_size
-        stored = 0
-        if level:
-            names, stored = fill_cairn(fs, volume, level)
+        stored = nfirst = 0
+        if limit is not None:
+            names, stored, nfirst = fill(cairn_writer(fs), file_list(volume),
+                                         None if limit == "max" else limit)
             for p in names[::2]:
                 fs.remove(p)
             fs.sync()
         kept = fs.fs_stat()
+        base = {"level": stored / volume, "stored": stored, "first_refusal": nfirst,
+                "format": fmt_c, "free_after_fill": kept.free_bytes, "ram": fs.ram_bytes}
         try:
             f = fs.open("/new", "w")
         except cairn.Error as e:
-            ram = fs.ram_bytes
             fs.unmount()
-            return {"level": stored / volume, "stored": stored, "lat_ms": [], "time_ns": None,
-                    "counters": None, "failed": [f"open of the new file failed: {e.name} "
-                                                 f"with {kept.free_bytes:,} B reported free"],
-                    "free_after_fill": kept.free_bytes, "ram": ram}
+            return dict(base, lat_ms=[], time_ns=None, counters=None, failed=[
+                f"open of the new file failed: {e.name} with {kept.free_bytes:,} B "
+                "reported free"])
         ctx, fd = fs._ctx, f._fd
         buf = ffi.new("uint8_t[]", random.Random(5).randbytes(W))
         err = []
@@ -109,8 +129,9 @@ def run_cairn(blocks: int, level: float | None) -> dict:
                 r = lib.cairn_write(ctx, fd, buf, W)
                 if r != W:
                     err.append(r)
+        base["before"] = sim.counters().as_dict()  # format, mount, fill, deletions, open
         sim.reset_counters()
-        lat, t0 = write_probe(sim, one)
+        lat = write_probe(sim, one)
         t_close = sim.time_ns
         try:
             f.close()
@@ -118,36 +139,40 @@ def run_cairn(blocks: int, level: float | None) -> dict:
             err.append(f"close: {e.name}")
         c = sim.counters()
         lat.append((c.time_ns - t_close) / 1e6)  # the close (its sync) as a last step
-        ram = fs.ram_bytes
         fs.unmount()
     fails = [f"a 256 B write returned {e}" if isinstance(e, int) else e for e in err[:1]]
-    return {"level": stored / volume, "stored": stored, "lat_ms": lat,
-            "time_ns": c.time_ns, "counters": c.as_dict(), "failed": fails,
-            "free_after_fill": kept.free_bytes, "ram": ram}
+    return dict(base, lat_ms=lat, time_ns=c.time_ns, counters=c.as_dict(), failed=fails)
 
 
-def run_lfs(blocks: int, level: float | None, cfg) -> dict:
+def lfs_fill(blocks: int, cfg, limit, aged: bool = True):
+    """littlefs formatted (counted apart) and filled as run_cairn's fill;
+    returns (sim, LfsFS, format counters, names, stored, first refusal)."""
+    sim = common.new_sim(MODEL, aged, block_count=blocks, seed=1)
+    fs, fmt_c = common.format_mount_lfs(sim, cfg)
+    names, stored, nfirst = [], 0, 0
+    if limit is not None:
+        names, stored, nfirst = fill(lambda p, d: _lfs.write_file(fs.lfs, p, d),
+                                     file_list(blocks * sim.geometry.block_size),
+                                     None if limit == "max" else limit)
+    return sim, fs, fmt_c, names, stored, nfirst
+
+
+def lfs_max(blocks: int, cfg) -> dict:
+    """littlefs's highest fill with this config (the fill alone)."""
+    sim, fs, _, names, stored, nfirst = lfs_fill(blocks, cfg, "max")
+    with sim:
+        volume = blocks * sim.geometry.block_size
+    return {"level": stored / volume, "stored": stored, "first_refusal": nfirst}
+
+
+def run_lfs(blocks: int, limit, cfg, aged: bool = True) -> dict:
     L = _lfs.lfs_module()
-    with cairn.Sim(MODEL, block_count=blocks, seed=1) as sim:
-        fs = _lfs.LfsFS(sim, **cfg)
+    sim, fs, fmt_c, names, stored, nfirst = lfs_fill(blocks, cfg, limit, aged)
+    with sim:
         lfs = fs.lfs
         volume = blocks * sim.geometry.block_size
-        stored, names, refused = 0, [], 0
-        if level:
-            rng = random.Random(11)
-            for i, n in enumerate(file_sizes(rng, int(volume * level))):
-                p = f"/f{i:04d}"
-                data = rng.randbytes(n)
-                if not _lfs.write_file(lfs, p, data):  # NOSPC: as for cairn
-                    refused += 1
-                    if refused >= GIVE_UP:
-                        break
-                    continue
-                refused = 0
-                names.append(p)
-                stored += n
-            for p in names[::2]:
-                L.remove(lfs, p)
+        for p in names[::2]:
+            L.remove(lfs, p)
         fh = L.file_open(lfs, "/new", _lfs.O_W)
         b = random.Random(5).randbytes(W)
         err = []
@@ -158,8 +183,9 @@ def run_lfs(blocks: int, level: float | None, cfg) -> dict:
                     L.file_write(lfs, fh, b)
                 except Exception as e:  # noqa: BLE001
                     err.append(str(e))
+        before = sim.counters().as_dict()  # format, mount, fill, deletions, open
         sim.reset_counters()
-        lat, t0 = write_probe(sim, one)
+        lat = write_probe(sim, one)
         t_close = sim.time_ns
         try:
             L.file_close(lfs, fh)
@@ -170,101 +196,197 @@ def run_lfs(blocks: int, level: float | None, cfg) -> dict:
     if err:
         raise RuntimeError(f"littlefs: the 100,000-byte file failed: {err[0]}")
     return {"level": stored / volume, "stored": stored, "lat_ms": lat, "time_ns": c.time_ns,
-            "counters": c.as_dict()}
+            "counters": c.as_dict(), "format": fmt_c, "before": before}
 
 
-def stats(r) -> dict:
+def stats(r) -> dict | None:
+    """Throughput and latency of a run; None when it failed."""
+    if r is None or r.get("failed") or r["time_ns"] is None:
+        return None
     lat = r["lat_ms"]
     s = sorted(lat)
     return {"Bps": TOTAL / (r["time_ns"] / 1e9), "median": statistics.median(lat),
             "p99": s[int(len(s) * 0.99) - 1], "max": s[-1]}
 
 
+def bps_text(st) -> str | None:
+    return None if st is None else f"{st['Bps']:,.0f} B/s"
+
+
+def lat_text(st) -> str | None:
+    return None if st is None else f"{st['median']:.3f} / {st['p99']:.3f} / {st['max']:.3f}"
+
+
+def pair(c, lf) -> str | None:
+    """The fresh column's "cairn X; littlefs Y" (either may be missing)."""
+    if c is None and lf is None:
+        return None
+    return f"cairn {c or 'failed'}; littlefs {lf or 'not run'}"
+
+
+def max_median(st) -> float | None:
+    if st is None:
+        return None
+    return st["max"] / st["median"] if st["median"] else float("inf")
+
+
+def equal_fill(blocks: int, cairn_max: dict, notes: list, label: str) -> tuple[int, dict]:
+    """The most files (a prefix of the list) both file systems hold: the files
+    cairn stored before its first refusal, or the most any littlefs config
+    stored before its first, whichever is fewer. Returns (N, littlefs's
+    highest fill: the config that stored most)."""
+    tried = {}
+    for cfg in _lfs.configs(256):
+        try:
+            tried[_lfs.cfg_text(cfg)] = lfs_max(blocks, cfg)
+        except Exception as e:  # noqa: BLE001  (reported)
+            tried[_lfs.cfg_text(cfg)] = f"failed: {type(e).__name__}: {e}"
+    ok = [v for v in tried.values() if isinstance(v, dict)]
+    notes.append(label + "littlefs's highest fill per configuration: " + "; ".join(
+        f"{k}: {v}" if isinstance(v, str) else f"{k}: {v['level'] * 100:.1f}% "
+        f"({v['first_refusal']} files before its first refusal)" for k, v in tried.items())
+        + ".")
+    n = cairn_max["first_refusal"]
+    if not ok:
+        return n, None
+    return min(n, max(v["first_refusal"] for v in ok)), max(ok, key=lambda v: v["stored"])
+
+
+def volume_figs(p, r, figs, notes) -> None:
+    """The figures of one volume (p: its label) from the runs in r."""
+    raw_Bps = common.raw_write_bytes_per_s(MODEL)
+    raw_kw = {"raw": f"{raw_Bps:,.0f} B/s"}
+    empty, full, eq = stats(r["empty"]), stats(r["full"]), stats(r["equal"])
+    l_empty, l_eq = stats(r.get("littlefs empty")), stats(r.get("littlefs equal"))
+    fr_empty, fr_eq = stats(r["empty, fresh"]), stats(r["equal, fresh"])
+    lfr_empty, lfr_eq = stats(r.get("littlefs empty, fresh")), stats(r.get("littlefs equal, fresh"))
+    lmax = r.get("littlefs max")
+
+    def failed(run):
+        return figure("FAILED: " + run["failed"][0], "")
+    k, v = common.format_figure(p, r["empty"]["format"], (r.get("littlefs empty") or {}).get(
+        "format"), r["empty, fresh"]["format"],
+        (r.get("littlefs empty, fresh") or {}).get("format"))
+    figs[k] = v
+    lvl = r["full"]["level"]
+    figs[p + "cairn: fill level reached before the deletions (its highest, up to 80%)"] = figure(
+        round(lvl * 100, 1), "%", raw="100%", note=None if lvl >= LEVEL - 0.01 else
+        "cairn refused more (NOSPC); its own rows ran at this level",
+        lfs=None if lmax is None else f"{lmax['level'] * 100:.1f}% (its highest)")
+    figs[p + "cairn, empty volume: throughput"] = failed(r["empty"]) if empty is None else \
+        figure(round(empty["Bps"]), "B/s", seed=f"{SEED[1]:,} B/s (formatted)", lfs=bps_text(
+            l_empty), fresh=pair(bps_text(fr_empty), bps_text(lfr_empty)), **raw_kw)
+    figs[p + "cairn, at its own fill: throughput"] = failed(r["full"]) if full is None else \
+        figure(round(full["Bps"]), "B/s", seed=f"{SEED[0]:,} B/s (80% full)", **raw_kw)
+    ratio = None if not (empty and full) else full["Bps"] / empty["Bps"]
+    figs[p + "cairn, at its own fill: throughput filled / empty"] = figure(
+        "FAILED" if ratio is None else round(ratio, 3), "", target=">= 0.70",
+        met=ratio is not None and ratio >= 0.70, seed=f"{SEED[0] / SEED[1]:.3f}", raw="1.0")
+    for tag, st, run in (("empty volume", empty, r["empty"]),
+                         ("at its own fill", full, r["full"])):
+        if st is None:
+            figs[p + f"cairn, {tag}: max / median write latency"] = figure(
+                "FAILED: " + run["failed"][0], "", target="<= 5", met=False)
+            continue
+        mm = st["max"] / st["median"] if st["median"] else float("inf")
+        figs[p + f"cairn, {tag}: write latency median / p99 / max"] = figure(
+            lat_text(st), "ms", raw=f"{W / raw_Bps * 1e3:.3f} ms")
+        figs[p + f"cairn, {tag}: max / median write latency"] = figure(
+            round(mm, 1), "x", target="<= 5", met=mm <= 5)
+    n = r["equal n"]
+    pe = p + f"equal fill ({r['equal']['level'] * 100:.1f}%): "
+    figs[pe + "level both hold (the same first files of the list)"] = figure(
+        round(r["equal"]["level"] * 100, 1), "%", note=f"{n} files, "
+        f"{r['equal']['stored']:,} B", lfs=None if r.get("littlefs equal") is None else
+        f"{r['littlefs equal']['level'] * 100:.1f}%")
+    figs[pe + "throughput"] = failed(r["equal"]) if eq is None else figure(
+        round(eq["Bps"]), "B/s", lfs=bps_text(l_eq),
+        fresh=pair(bps_text(fr_eq), bps_text(lfr_eq)), **raw_kw)
+    if eq is not None:
+        figs[pe + "write latency median / p99 / max"] = figure(
+            lat_text(eq), "ms", raw=f"{W / raw_Bps * 1e3:.3f} ms",
+            lfs=None if l_eq is None else lat_text(l_eq) + " ms",
+            fresh=pair(lat_text(fr_eq), lat_text(lfr_eq)))
+        mm, lmm = max_median(eq), max_median(l_eq)
+        figs[pe + "max / median write latency"] = figure(
+            round(mm, 1), "x", lfs=None if lmm is None else f"{lmm:.1f} x")
+    le = r.get("littlefs equal")
+    if eq is not None:
+        lfr = r.get("littlefs equal, fresh")
+        cfr = r["equal, fresh"]
+        k, v = common.total_figure(
+            pe, r["equal"]["before"], r["equal"]["counters"], None if le is None else
+            le["before"], None if le is None else le["counters"],
+            None if fr_eq is None else common.total_fresh_text(
+                cfr["before"], cfr["counters"], None if lfr is None else lfr["before"],
+                None if lfr is None else lfr["counters"]),
+            what="format + mount + fill + deletions + measured run")
+        figs[k] = v
+    if le is not None and eq is not None:
+        k, v = common.beats_figure(r["equal"]["counters"], le["counters"], pe)
+        lfr = r.get("littlefs equal, fresh")
+        if fr_eq is not None and lfr is not None:
+            v["fresh"] = "yes" if common.beats_figure(
+                r["equal, fresh"]["counters"], lfr["counters"])[1]["value"] else "no"
+        figs[k] = v
+    elif le is not None:
+        figs[pe + "cairn beats littlefs on modelled time and device operations"] = figure(
+            "FAILED: " + r["equal"]["failed"][0], "", target="yes", met=False)
+    notes.append(p + f"cairn RAM {r['full']['ram']:,} B (default config).")
+
+
+def run_volume(blocks: int, notes: list, label: str) -> dict:
+    """Every run of one volume: cairn empty / at its own fill / at equal fill
+    (aged), the equal fill and empty on a fresh device; littlefs the same."""
+    r = {"empty": run_cairn(blocks, None), "full": run_cairn(blocks, "max")}
+    n = r["full"]["first_refusal"]
+    if _lfs.available():
+        n, r["littlefs max"] = equal_fill(blocks, r["full"], notes, label)
+    r["equal n"] = n
+    r["equal"] = run_cairn(blocks, n)
+    r["empty, fresh"] = run_cairn(blocks, None, aged=False)
+    r["equal, fresh"] = run_cairn(blocks, n, aged=False)
+    if _lfs.available():
+        r["littlefs empty"], cfg_e, tried_e = _lfs.best(lambda c: run_lfs(blocks, None, c), 256)
+        r["littlefs equal"], cfg_q, tried_q = _lfs.best(lambda c: run_lfs(blocks, n, c), 256)
+        notes.append(label + "empty: " + common.lfs_note(cfg_e, tried_e, "time_ns", "ms", 1e-6))
+        notes.append(label + "equal fill: " + common.lfs_note(cfg_q, tried_q, "time_ns", "ms",
+                                                             1e-6))
+        if cfg_e:
+            r["littlefs empty, fresh"] = run_lfs(blocks, None, cfg_e, aged=False)
+        if cfg_q:
+            r["littlefs equal, fresh"] = run_lfs(blocks, n, cfg_q, aged=False)
+    return r
+
+
 def run() -> dict:
     t0 = time.perf_counter()
     figs, notes, raw = {}, [], {}
-    raw_Bps = common.raw_write_bytes_per_s(MODEL)
     for vname, blocks in VOLUMES:
-        fresh = run_cairn(blocks, None)
-        full = run_cairn(blocks, LEVEL)
-        p = f"{vname} (cairn filled to {full['level'] * 100:.0f}%): "
-        raw[vname] = {"fresh": fresh, "full": full}
-        lf = lff = None
-        if _lfs.available():
-            page = 256
-            lff, lcfg, tried_f = _lfs.best(lambda c: run_lfs(blocks, None, c), page)
-            lf, lcfg2, tried = _lfs.best(lambda c: run_lfs(blocks, LEVEL, c), page)
-            raw[vname]["littlefs fresh"] = lff
-            raw[vname]["littlefs full"] = lf
-            notes.append(p + "fresh: " + common.lfs_note(lcfg, tried_f, "time_ns", "ms", 1e-6))
-            notes.append(p + "filled: " + common.lfs_note(lcfg2, tried, "time_ns", "ms", 1e-6))
-            if lf is not None:
-                notes.append(p + f"littlefs held {lf['stored']:,} B of files "
-                             f"({lf['level'] * 100:.1f}% of the volume) before the deletions.")
-        bad = {"fresh": fresh["failed"], "filled": full["failed"]}
-        sf = None if bad["fresh"] else stats(fresh)
-        sfu = None if bad["filled"] else stats(full)
-        if fresh["failed"] or full["failed"]:
-            notes.append(p + f"cairn's 100,000-byte file failed: fresh {fresh['failed']}, "
-                         f"filled {full['failed']}")
-
-        def failed_fig(tag, target=None, **kw):
-            return figure("FAILED: " + bad[tag][0], "", target=target,
-                          met=False if target else None, **kw)
-        lvl = full["level"]
-        reached = lvl >= LEVEL - 0.01
-        figs[p + "fill level reached before the deletions"] = figure(
-            round(lvl * 100, 1), "%", note=None if reached else
-            "cairn refused more (NOSPC); the scenario ran at this level",
-            raw="100%", lfs=None if lf is None else f"{lf['level'] * 100:.1f}%")
-        lsf, lsfu = (stats(lff) if lff else None), (stats(lf) if lf else None)
-        for tag, st, lst, sd in (("fresh", sf, lsf, f"{SEED[1]:,} B/s (formatted)"),
-                                 ("filled", sfu, lsfu, f"{SEED[0]:,} B/s (80% full)")):
-            kw = {"seed": sd, "raw": f"{raw_Bps:,.0f} B/s",
-                  "lfs": None if lst is None else f"{lst['Bps']:,.0f} B/s"}
-            figs[p + f"throughput, {tag}"] = failed_fig(tag, **kw) if st is None else \
-                figure(round(st["Bps"]), "B/s", **kw)
-        kw = {"seed": f"{SEED[0] / SEED[1]:.3f}", "raw": "1.0",
-              "lfs": None if not (lsf and lsfu) else f"{lsfu['Bps'] / lsf['Bps']:.3f}"}
-        if sf and sfu:
-            ratio = sfu["Bps"] / sf["Bps"]
-            figs[p + "throughput filled / fresh"] = figure(
-                round(ratio, 3), "", target=">= 0.70", met=ratio >= 0.70, **kw)
-        else:
-            figs[p + "throughput filled / fresh"] = failed_fig(
-                "fresh" if sf is None else "filled", target=">= 0.70", **kw)
-        for tag, st, lst in (("fresh", sf, lsf), ("filled", sfu, lsfu)):
-            if st is None:
-                figs[p + f"max / median write latency, {tag}"] = failed_fig(tag, target="<= 5")
-                continue
-            figs[p + f"write latency {tag}: median / p99 / max"] = figure(
-                f"{st['median']:.3f} / {st['p99']:.3f} / {st['max']:.3f}", "ms",
-                raw=f"{W / raw_Bps * 1e3:.3f} ms", lfs=None if lst is None else
-                f"{lst['median']:.3f} / {lst['p99']:.3f} / {lst['max']:.3f} ms")
-            mm = st["max"] / st["median"] if st["median"] else float("inf")
-            figs[p + f"max / median write latency, {tag}"] = figure(
-                round(mm, 1), "x", target="<= 5", met=mm <= 5,
-                lfs=None if lst is None or not lst["median"] else
-                f"{lst['max'] / lst['median']:.1f} x")
-        if lf is not None and full["counters"] is not None and not bad["filled"]:
-            k, v = common.beats_figure(full["counters"], lf["counters"], p + "filled: ")
-            figs[k] = v
-        elif lf is not None:
-            figs[p + "filled: cairn beats littlefs on modelled time and device operations"] = \
-                failed_fig("filled", target="yes")
-        notes.append(p + f"cairn RAM {full['ram']:,} B (default config).")
+        p = f"{vname}: "
+        r = run_volume(blocks, notes, p)
+        raw[vname] = r
+        volume_figs(p, r, figs, notes)
     notes += [
-        f"Files: mixed sizes (200 B-60 KB, random.Random(11)) written until {LEVEL:.0%} of the "
-        f"volume holds file data or the file system refuses {GIVE_UP} files in a row (NOSPC; "
-        "a refused file is skipped and the next, maybe smaller, tried): the level reached "
-        "is reported; "
-        "then every other file is deleted and 100,000 B are written to a new file in 256 B "
-        "writes, then it is closed (synced).",
+        f"Files: mixed sizes (200 B-60 KB, random.Random(11)) adding up to {LEVEL:.0%} of the "
+        f"volume. cairn's own fill: written in order until all are stored or the file system "
+        f"refuses {GIVE_UP} files in a row (NOSPC; a refused file is skipped and the next, "
+        "maybe smaller, tried): the level reached is reported. Then every other file is "
+        "deleted and 100,000 B are written to a new file in 256 B writes, then it is closed "
+        "(synced).",
+        "Equal fill: the first N files of the same list, N = the files cairn stored before "
+        "its first refusal, or littlefs's (its best configuration's), whichever is fewer: "
+        "both file systems then hold exactly the same files, delete the same half and write "
+        "the same 100,000 B. Only this comparison says whether cairn beats littlefs; cairn's "
+        "own-fill rows are cairn alone (littlefs cannot hold that much on these volumes).",
         "Latency of a write = modelled device time spent in that call; the close is the last "
         "latency sample. Throughput = 100,000 B / modelled time of the writes and the close.",
         "The seed's figures are wall-clock on real hardware with spiffs.",
-        "Raw device limit: programming in whole erase blocks on an erased device.",
-        common.TIME_NOTE]
+        "Raw device limit: programming in whole erase blocks, each erased first (aged device). "
+        "cairn's throughput is above it because cairn's format erased the whole volume in "
+        "advance (the format row); littlefs erases inside the "
+        "run, as the raw limit does.",
+        common.AGING_TEXT, common.FRESH_TEXT, common.TIME_NOTE]
     return result(ID, TITLE, figs, params={"model": MODEL, "write size": W, "bytes": TOTAL,
                                            "wall seconds": round(time.perf_counter() - t0, 2)},
                   notes=notes, raw=raw)
@@ -277,23 +399,26 @@ def plot(res, out) -> list:
     vname = VOLUMES[0][0]
     r = res["raw"][vname]
     fig, ax = plt.subplots(figsize=(8, 4.2))
-    ax.plot(r["fresh"]["lat_ms"], lw=0.8, label="cairn, fresh")
+    ax.plot(r["empty"]["lat_ms"], lw=0.8, label="cairn, empty volume")
     ax.plot(r["full"]["lat_ms"], lw=0.8,
             label=f"cairn, filled to {r['full']['level'] * 100:.0f}% then half deleted")
-    if r.get("littlefs full"):
-        ax.plot(r["littlefs fresh"]["lat_ms"], lw=0.6, ls=":", label="littlefs, fresh")
-        ax.plot(r["littlefs full"]["lat_ms"], lw=0.6, ls="--", label="littlefs, filled")
+    ax.plot(r["equal"]["lat_ms"], lw=0.8,
+            label=f"cairn, equal fill {r['equal']['level'] * 100:.1f}%")
+    if r.get("littlefs equal"):
+        ax.plot(r["littlefs empty"]["lat_ms"], lw=0.6, ls=":", label="littlefs, empty volume")
+        ax.plot(r["littlefs equal"]["lat_ms"], lw=0.6, ls="--",
+                label=f"littlefs, equal fill {r['littlefs equal']['level'] * 100:.1f}%")
     ax.set_yscale("log")
     ax.set_xlabel("write number (256 B each; last = close)")
     ax.set_ylabel("modelled latency (ms)")
-    ax.set_title(f"fill-write: {vname} on nor-m25p16")
+    ax.set_title(f"fill-write: {vname} on nor-m25p16, aged device")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
     fn = "fill-write.png"
     fig.savefig(out / fn, dpi=90)
     plt.close(fig)
-    return [("write latency over time, filled vs fresh", fn)]
+    return [("write latency over time, filled vs empty", fn)]
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ BLOCKS = 1024                  # 128 MiB of the 1 GiB model: room for 85 MiB of 
 SIZES_MIB = [1, 4, 16, 64]
 OVERWRITES = 1000
 LFS_SIZES_MIB = [1, 4]
+BPLS = (1, 2, 4, 8)
 LFS_OVERWRITES = 100           # littlefs's repeat count, scaled down (see the notes)
 
 
@@ -57,9 +58,9 @@ def overwrite_plan(size: int, seed: int, n: int = OVERWRITES) -> list[tuple[int,
 
 def run_cairn():
     out = {}
-    with cairn.Sim(MODEL, block_count=BLOCKS, seed=1) as sim:
-        cairn.format(sim)
-        fs = cairn.mount(sim)
+    sim, fs, bpl, fmt_c, refused = common.cairn_smallest_bpl(
+        MODEL, BPLS, block_count=BLOCKS, seed=1)
+    with sim:
         ram = fs.ram_bytes
         chunk = random.Random(1).randbytes(4096)
         cb = ffi.from_buffer(chunk)
@@ -88,15 +89,15 @@ def run_cairn():
             out[mib] = {"before": before, "after": after, "overwrites": ow,
                         "ram": fs.ram_bytes}
         fs.unmount()
-    return out, ram
+    return out, ram, fmt_c, bpl
 
 
 def run_lfs_one(mib: int, cfg, overwrites: int = LFS_OVERWRITES) -> dict:
     L = _lfs.lfs_module()
     size = mib << 20
     chunk = random.Random(1).randbytes(4096)
-    with cairn.Sim(MODEL, block_count=BLOCKS, seed=1) as sim:
-        fs = _lfs.LfsFS(sim, **cfg)
+    with common.new_sim(MODEL, block_count=BLOCKS, seed=1) as sim:
+        fs, fmt_c = common.format_mount_lfs(sim, cfg)
         lfs = fs.lfs
         fh = L.file_open(lfs, "/f", _lfs.O_W)
         for _ in range(size // 4096):
@@ -118,7 +119,7 @@ def run_lfs_one(mib: int, cfg, overwrites: int = LFS_OVERWRITES) -> dict:
         before = probe()
         if not overwrites:
             return {"before": before, "after": None, "overwrites": None,
-                    "time_ns": before["time_ns"]}
+                    "time_ns": before["time_ns"], "format": fmt_c}
         sim.reset_counters()
         fh = L.file_open(fs.lfs, "/f", 3)
         for off, d in overwrite_plan(size, mib, overwrites):
@@ -128,12 +129,12 @@ def run_lfs_one(mib: int, cfg, overwrites: int = LFS_OVERWRITES) -> dict:
         ow = sim.counters().as_dict()
         after = probe()
     return {"before": before, "after": after, "overwrites": ow,
-            "time_ns": before["time_ns"] + after["time_ns"]}
+            "time_ns": before["time_ns"] + after["time_ns"], "format": fmt_c}
 
 
 def run() -> dict:
     t0 = time.perf_counter()
-    res, ram = run_cairn()
+    res, ram, fmt_c, bpl = run_cairn()
     lres, notes = {}, []
     if _lfs.available():
         b1, lcfg, tried = _lfs.best(lambda c: run_lfs_one(1, c), 2048)
@@ -150,7 +151,7 @@ def run() -> dict:
             "0.6 GB programmed for 1 MiB, 2.2 GB for 4 MiB, 8 and 32 GB for 16 and 64 MiB: far "
             "past the minute. Its 'after' probe and overwrite figures are after "
             f"{LFS_OVERWRITES} overwrites.")
-    figs = {}
+    figs = dict([common.format_figure("", fmt_c, lres[1]["format"] if lres.get(1) else None)])
     for mib, r in res.items():
         for tag in ("before", "after"):
             d = r[tag]
@@ -191,7 +192,8 @@ def run() -> dict:
                                 seed="JFFS2: ~40 B per node in RAM")
     notes += [
         f"cairn: {MODEL} with block_count={BLOCKS} (128 MiB; the 85 MiB of files fit), "
-        f"default config, RAM {ram:,} B (fixed at mount).",
+        f"default config with blocks_per_lblock={bpl} (the smallest cairn accepts of "
+        f"{', '.join(map(str, BPLS))}), RAM {ram:,} B (fixed at mount).",
         "Each file is written in 4 KiB writes and closed; probe = remount (cold caches), "
         "open, fstat, read the first 4 KiB, seek, read the last 4 KiB, close; then 1,000 "
         "overwrites of 512 B at random offsets (random.Random(size in MiB)), then the probe "
@@ -199,7 +201,7 @@ def run() -> dict:
         "The issue's target 'flat' is judged as largest / smallest <= 1.5 over the eight "
         "probes.",
         "Raw device limit: the two 4 KiB ranges, each one read of 2 pages (no metadata).",
-        common.TIME_NOTE]
+        common.AGING_TEXT, common.TIME_NOTE]
     return result(ID, TITLE, figs, params={"model": MODEL, "block_count": BLOCKS,
                                            "wall seconds": round(time.perf_counter() - t0, 2)},
                   notes=notes, raw={"cairn": {str(k): v for k, v in res.items()},

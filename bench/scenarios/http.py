@@ -67,14 +67,20 @@ def layout(variant: bool):
 REFUSED: list = []
 
 
+def site_files() -> dict:
+    """{path: data} of the site (the 7 html files and the css)."""
+    return layout(False)[3]
+
+
 def make_sim():
-    """The seed's 8 KiB logical block if cairn accepts it, else the smallest
-    larger one it does (the refusal is reported)."""
+    """An aged device formatted and mounted with the seed's 8 KiB logical block
+    if cairn accepts it, else the smallest larger one it does (the refusal is
+    reported). Returns (sim, bpl, FS, format + mount counters)."""
     for bpl in (BPL, 4, 8, 16):
-        sim = cairn.Sim(MODEL, block_count=BLOCKS, blocks_per_lblock=bpl, seed=1)
+        sim = common.new_sim(MODEL, block_count=BLOCKS, blocks_per_lblock=bpl, seed=1)
         try:
-            cairn.format(sim)
-            return sim, bpl
+            fs, fmt_c = common.format_mount_cairn(sim)
+            return sim, bpl, fs, fmt_c
         except cairn.Error as e:
             if bpl == BPL and not REFUSED:
                 REFUSED.append(f"cairn refused {bpl * 4} KiB logical blocks ({e.message}); "
@@ -85,9 +91,8 @@ def make_sim():
 
 def run_cairn(variant: bool, reqs) -> dict:
     order, html, css, site = layout(variant)
-    sim, bpl = make_sim()
+    sim, bpl, fs, fmt_c = make_sim()
     with sim:
-        fs = cairn.mount(sim)
         for p, d in order:
             fs.write_file(p, d)
         fs.unmount()
@@ -118,14 +123,15 @@ def run_cairn(variant: bool, reqs) -> dict:
     c["ram"] = ram
     c["bpl"] = bpl
     c["file_bytes"] = got
+    c["format"] = fmt_c
     return c
 
 
 def run_lfs(variant: bool, reqs, cfg) -> dict:
     L = _lfs.lfs_module()
     order, html, css, site = layout(variant)
-    with cairn.Sim(MODEL, block_count=BLOCKS, seed=1) as sim:
-        fs = _lfs.LfsFS(sim, **cfg)
+    with common.new_sim(MODEL, block_count=BLOCKS, seed=1) as sim:
+        fs, fmt_c = common.format_mount_lfs(sim, cfg)
         for p, d in order:
             fh = L.file_open(fs.lfs, p, _lfs.O_W)
             L.file_write(fs.lfs, fh, d)
@@ -146,6 +152,7 @@ def run_lfs(variant: bool, reqs, cfg) -> dict:
                 cls(lfs, fh)
         c = sim.counters().as_dict()
     c["file_bytes"] = got
+    c["format"] = fmt_c
     return c
 
 
@@ -169,39 +176,48 @@ def run() -> dict:
                          "256 B) or 391 files (cache 1 KiB), about 130-170 KB of data. Files "
                          "above its inline limit (the cache size) take a whole 4 KiB block "
                          "each, and inline files fill metadata pairs of two 4 KiB blocks.")
-        fb = c["file_bytes"]
-        # Physical minimum: cairn keeps no file data cached between opens (its
-        # cache holds index nodes), so every request's file bytes come from flash.
-        minimum = fb
+        # Bytes requested: the files' bytes of every request, what a file system
+        # without a file data cache reads. Not a minimum: cairn's cache keeps file
+        # data (pages of the files) across open/close, so it can read less. The
+        # physical minimum is every file of the site read once.
+        requested = c["file_bytes"]
+        minimum = sum(len(d) for d in site_files().values())
 
         def lf(fn):
             return None if lb is None else fn(lb)
+        if not variant:
+            k, v = common.format_figure("", c["format"], lf(lambda d: d["format"]))
+            figs[k] = v
         figs[label + "device read calls"] = figure(
             c["read_calls"], "", seed=f"{SEED_TEMPORAL[0]:,} (spiffs, temporal cache); "
             f"{SEED_NONE[0]:,} without",
             target=f"<= {SEED_TEMPORAL[0] // 10:,} (10x fewer than the seed)",
-            met=c["read_calls"] * 10 <= SEED_TEMPORAL[0], raw=f"{2 * REQUESTS:,} (one per file)",
+            met=c["read_calls"] * 10 <= SEED_TEMPORAL[0],
+            raw=f"{2 * REQUESTS:,} (one per file requested, no data cache); 8 (each file once)",
             lfs=lf(lambda d: d["read_calls"]))
-        ratio = c["read_bytes"] / minimum
+        ratio = c["read_bytes"] / requested
         figs[label + "device bytes read"] = figure(
             c["read_bytes"], "B", seed=f"{SEED_TEMPORAL[1]:,} (temporal cache); "
-            f"{SEED_NONE[1]:,} without", raw=f"{minimum:,} B (the files' bytes)",
-            lfs=lf(lambda d: d["read_bytes"]))
-        figs[label + "bytes read / file bytes from flash"] = figure(
-            round(ratio, 3), "x", target="<= 1.2", met=ratio <= 1.2, raw="1.0",
-            lfs=lf(lambda d: f"{d['read_bytes'] / minimum:.3f} x"))
+            f"{SEED_NONE[1]:,} without", raw=f"{minimum:,} B (each file once: the physical "
+            f"minimum); {requested:,} B requested", lfs=lf(lambda d: d["read_bytes"]))
+        figs[label + "bytes read / bytes requested (the files' bytes of every request)"] = \
+            figure(round(ratio, 3), "x", target="<= 1.2", met=ratio <= 1.2,
+                   raw=f"1.0 without a file data cache; {minimum / requested:.5f} (each file "
+                   "once)", lfs=lf(lambda d: f"{d['read_bytes'] / requested:.3f} x"))
         figs[label + "read calls per request"] = figure(
             round(c["read_calls"] / REQUESTS, 2), "", raw="2",
             seed=f"{SEED_TEMPORAL[0] / REQUESTS:.1f} (temporal cache)",
             lfs=lf(lambda d: round(d["read_calls"] / REQUESTS, 2)))
         figs[label + "bytes read per request"] = figure(
-            round(c["read_bytes"] / REQUESTS), "B", raw=f"{minimum / REQUESTS:,.0f} B",
+            round(c["read_bytes"] / REQUESTS), "B",
+            raw=f"{requested / REQUESTS:,.0f} B requested (no data cache)",
             seed=f"{SEED_TEMPORAL[1] / REQUESTS:,.0f} B (temporal cache)",
             lfs=lf(lambda d: f"{d['read_bytes'] / REQUESTS:,.0f} B"))
         raw_ms = (2 * REQUESTS * cairn.Sim.model_info(MODEL).cost.read_setup_ns / 1e6
-                  + minimum / cairn.Sim.model_info(MODEL).cost.read_bytes_per_s * 1e3)
+                  + requested / cairn.Sim.model_info(MODEL).cost.read_bytes_per_s * 1e3)
         figs[label + "modelled time per request"] = figure(
-            round(c["time_ns"] / REQUESTS / 1e3, 1), "us", raw=f"{raw_ms / REQUESTS * 1e3:.1f} us",
+            round(c["time_ns"] / REQUESTS / 1e3, 1), "us",
+            raw=f"{raw_ms / REQUESTS * 1e3:.1f} us (no data cache)",
             lfs=lf(lambda d: f"{d['time_ns'] / REQUESTS / 1e3:.1f} us"))
         if lb is not None:
             better = (c["read_calls"] < lb["read_calls"] and c["read_bytes"] < lb["read_bytes"]
@@ -223,10 +239,14 @@ def run() -> dict:
         "The volume is written, unmounted and mounted again; counters cover the 10,000 "
         "requests only. Variant: 500 other files of 64-700 bytes, half created before the "
         "site's files and half after.",
-        "Physical minimum of bytes read: the files' bytes of every request (neither file "
-        "system keeps file data cached across open/close).",
-        "Raw device limit: one read call per file, reading exactly its bytes.",
-        common.TIME_NOTE]
+        "Bytes requested: the files' bytes of every request, what a file system without a "
+        "file data cache must read. It is not a minimum: cairn's cache keeps file data "
+        "across open/close and serves part of the requests from RAM, so it reads less "
+        "than requested. The physical minimum is each of the 8 files read once "
+        f"({minimum:,} B, 8 read calls), reachable with a cache that holds the site.",
+        "Raw device limit columns: one read call per file requested, reading exactly its "
+        "bytes (a reader without a data cache), and the physical minimum.",
+        common.AGING_TEXT, common.TIME_NOTE]
     return result(ID, TITLE, figs,
                   params={"model": MODEL, "volume": "1 MiB (256 blocks of 4 KiB)",
                           "blocks_per_lblock": c["bpl"], "requests": REQUESTS,

@@ -54,9 +54,9 @@ def run() -> dict:
     points = []
     bpl_used = None
     for bpl in (1, 2, 4, 8, 16, 32):
+        sim = common.new_sim(MODEL, blocks_per_lblock=bpl, seed=1)
         try:
-            sim = cairn.Sim(MODEL, blocks_per_lblock=bpl, seed=1)
-            cairn.format(sim)
+            fs, fmt_c = common.format_mount_cairn(sim)
             bpl_used = bpl
             break
         except cairn.Error:
@@ -64,7 +64,6 @@ def run() -> dict:
     if bpl_used is None:
         raise RuntimeError("cairn refused nand-jffs2 with every blocks_per_lblock up to 32")
     with sim:
-        fs = cairn.mount(sim)
         ctx = fs._ctx
         stored = 0
         copy = 0
@@ -138,14 +137,14 @@ def run() -> dict:
     lfs_empty = None
     if _lfs.available():
         def one(cfg):
-            with cairn.Sim(MODEL, seed=1) as s2:
-                lf = _lfs.LfsFS(s2, **cfg)
+            with common.new_sim(MODEL, seed=1) as s2:
+                lf, lfmt = common.format_mount_lfs(s2, cfg)
                 lf.unmount()
                 s2.reset_counters()
                 lf.fs.mount()
-                return s2.counters().as_dict()
+                return dict(s2.counters().as_dict(), format=lfmt)
         lfs_empty, lcfg, tried = _lfs.best(one, 2048)
-    figs = {}
+    figs = dict([common.format_figure("", fmt_c, lfs_empty["format"] if lfs_empty else None)])
     for p in points:
         mb = p["target_mb"]
         lab = f"{mb} MB point ({p['stored_mb']:.0f} MB of files, {p['files']:,} files)"
@@ -207,7 +206,7 @@ def run() -> dict:
         "this 1 GiB device.",
         "The seed's figures are JFFS2 on real hardware (wall-clock).",
         "Raw device limit: one page read (a mount that reads a single page).",
-        common.TIME_NOTE]
+        common.AGING_TEXT, common.TIME_NOTE]
     if lfs_empty:
         notes.append("littlefs empty mount: " + common.lfs_note(lcfg, tried, "time_ns", "ms",
                                                                   1e-6))
