@@ -533,8 +533,9 @@ int cn_commit(cairn *fs)
     /* Moves a squeeze left unrecorded (it stopped half-way) are made durable
      * only with the recovery's two segments free: else a cut after this
      * checkpoint would leave a recovery without room (mount NOSPC). GC goes
-     * on with the victim first. */
-    if (fs->unrecorded && !fs->in_gc && cn_free_segs(fs) + cn_dead_segs(fs) < CN_RECOVERY_SEGS)
+     * on with the victim first. (A recovery's own commit is what mounts.) */
+    if (fs->unrecorded && !fs->in_gc && !fs->recovering &&
+        cn_free_segs(fs) + cn_dead_segs(fs) < CN_RECOVERY_SEGS)
         return CAIRN_ERR_NOSPC;
     err = cn_begin_write(fs);
     /* a commit that frees segments may borrow one from the recovery reserve

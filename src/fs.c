@@ -220,7 +220,7 @@ int cn_fs_ready(cairn *fs, int write)
 /* ---- format ---- */
 
 /* Segments after the anchors that are not bad (format). */
-static uint32_t cn_good_data_segs(const cairn *fs)
+static uint32_t good_data_segs(const cairn *fs)
 {
     uint32_t s, n = 0;
     for (s = fs->seg_base; s < fs->seg_count; s++)
@@ -263,7 +263,7 @@ int cairn_format(cairn *fs, const struct cairn_config *cfg)
             err = 0;
         }
     }
-    if (!err && cn_good_data_segs(fs) + 2u < CN_MIN_SEGS)
+    if (!err && good_data_segs(fs) + 2u < CN_MIN_SEGS)
         err = CAIRN_ERR_NOSPC; /* bad blocks left less than the smallest volume */
     fs->next_id = 2;
     if (!err)

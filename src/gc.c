@@ -328,8 +328,6 @@ int cn_gc_collect(cairn *fs)
     uint32_t before = cn_free_segs(fs);
     fs->call_hard++;
     do {
-        /* (a squeeze is finished whatever the count: its moves are not
-         * recorded until its commit) */
         if (fs->gc.phase == CN_GC_IDLE && ++victims > 4u)
             return CAIRN_ERR_NOSPC;
         int err;
@@ -341,6 +339,8 @@ int cn_gc_collect(cairn *fs)
         }
         if (err)
             return err;
+        /* (a squeeze gets longer to finish: its moves are recorded only by
+         * its commit) */
         if (++rounds > 4u * fs->seg_pages &&
             (!(fs->gc.squeeze && fs->gc.phase != CN_GC_IDLE) || rounds > 16u * fs->seg_pages))
             return CAIRN_ERR_NOSPC;
