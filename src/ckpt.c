@@ -320,7 +320,10 @@ static int ck_missed(cairn *fs, uint32_t anchor, uint32_t slot, int err)
     if (fs->ckpt_blank_from[anchor] <= slot)
         fs->ckpt_blank_from[anchor] = slot + 1u; /* not blank any more */
     if (anchor == fs->ckpt_anchor && fs->ckpt_slot != CN_NONE)
-        fs->ckpt_slot = slot; /* a torn slot is never programmed again */
+        /* a torn slot is never programmed again; after one that read back
+         * wrong the rest of the anchor is not trusted either (the cells a cut
+         * erase left weak may be all of a block): the other anchor is next */
+        fs->ckpt_slot = err == CAIRN_ERR_CORRUPT ? slots_per_anchor(fs) - 1u : slot;
     else if (err == CAIRN_ERR_CORRUPT)
         fs->ckpt_blank_from[anchor] = CN_NONE;
     return err == CAIRN_ERR_CORRUPT || (err == CAIRN_ERR_IO && anchor_failing(fs, anchor));

@@ -1794,6 +1794,8 @@ static const struct regress_run {
     {"nor-w25q128-b16", 3, 970, "sync NOSPC at 37%"},
     {"nor-w25q128-b16", 9, 1000, "removes refused on a full volume"},
     {"nand-4k", 11, 15, "failing anchor on NAND"},
+    {"smallest", 2, 503, "weak cells in the current anchor: the other anchor is next"},
+    {"nor-w25q128-b4", 103, 1000, "dead = what a checkpoint frees (mount NOSPC)"},
 };
 
 static int run_regress(void)
