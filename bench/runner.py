@@ -105,26 +105,53 @@ def scenario_md(res: dict) -> list[str]:
     return out
 
 
+def ram_rows(res: dict) -> dict:
+    """{label: "cairn / littlefs" RAM text} of a scenario's RAM rows
+    (common.ram_figure; the label is the figure name before "RAM (bytes)")."""
+    out = {}
+    for name, f in res["figures"].items():
+        r = f.get("ram")
+        if r:
+            t = f"{fmt(r['cairn'])} / " + ("-" if r["lfs"] is None else fmt(r["lfs"]))
+            out[name[:-len("RAM (bytes)")]] = t
+    return out
+
+
+def ram_cell(rams: dict, figure_name: str) -> str:
+    """The RAM of the run a summary row comes from: the RAM row whose label
+    starts the figure's name (the longest), else the scenario's unlabelled one,
+    else all of them."""
+    hits = [lab for lab in rams if lab and figure_name.startswith(lab)]
+    if hits:
+        return rams[max(hits, key=len)]
+    if "" in rams:
+        return rams[""]
+    return "; ".join(f"{lab.rstrip(': ')}: {t}" for lab, t in rams.items())
+
+
 def summary_rows(results: list[dict]) -> list[tuple]:
     """Every figure with a target, the figures marked summary (format rows), and
-    all figures of a scenario without targets (cpu-cost)."""
+    all figures of a scenario without targets (cpu-cost); the last column is the
+    RAM (bytes) of cairn / littlefs in the run the figure comes from."""
     rows = []
     for res in results:
         if res.get("error"):
-            rows.append((res["id"], "(failed to run)", "", "", "", "", "", "ERROR", ""))
+            rows.append((res["id"], "(failed to run)", "", "", "", "", "", "ERROR", "", ""))
             continue
+        rams = ram_rows(res)
         untargeted = all(f["target"] is None for f in res["figures"].values())
         for name, f in res["figures"].items():
             if f["target"] is None and not untargeted and not f.get("summary"):
                 continue
             if f["target"] is None:  # cpu-cost's figures, format rows
                 rows.append((res["id"], name, f"{fmt(f['value'])} {f['unit']}".strip(),
-                             "", "", fmt(f.get("lfs")), "", "", fmt(f.get("fresh"))))
+                             "", "", fmt(f.get("lfs")), "", "", fmt(f.get("fresh")),
+                             ram_cell(rams, name)))
                 continue
             state = {True: "met", False: "MISSED", None: "n/a"}[f["met"]]
             rows.append((res["id"], name, f"{fmt(f['value'])} {f['unit']}".strip(),
                          fmt(f.get("raw")), fmt(f.get("seed")), fmt(f.get("lfs")),
-                         f["target"], state, fmt(f.get("fresh"))))
+                         f["target"], state, fmt(f.get("fresh")), ram_cell(rams, name)))
     return rows
 
 
@@ -209,10 +236,10 @@ def main(argv=None) -> int:
           "docs/BENCHMARKS.md.", "",
           f"**Note:** {common.TIME_NOTE}", "",
           common.AGING_TEXT, "",
-          common.FRESH_TEXT, "", "## Summary", "",
+          common.FRESH_TEXT, "", common.RAM_TEXT, "", "## Summary", "",
           "| scenario | figure | cairn | raw device limit | seed's figure | littlefs "
-          "| target | | fresh device (cairn / littlefs) |",
-          "|---|---|---|---|---|---|---|---|---|"]
+          "| target | | fresh device (cairn / littlefs) | RAM, B (cairn / littlefs) |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         md.append("| " + " | ".join(cell(x) if i != 7 else
                                     (x if x in ("met", "n/a", "") else f"**{x}**")

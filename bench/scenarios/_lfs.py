@@ -186,11 +186,14 @@ def cfg_text(c: dict) -> str:
     return t
 
 
-def ram_estimate(c: dict, open_files: int = 1) -> int:
-    """littlefs's RAM: read + program caches, the lookahead buffer, one cache per
-    open file, and its structures (lfs_t and one lfs_file_t per open file)."""
-    return (c["cache_size"] * (2 + open_files) + c.get("lookahead", LOOKAHEAD)
-            + LFS_T_BYTES + LFS_FILE_T_BYTES * open_files)
+def ram_bytes(c: dict, open_files: int = 1) -> int:
+    """littlefs's RAM for config c (docs/BENCHMARKS.md, "RAM accounting"):
+    sizeof(lfs_t) + read cache + program cache (cache_size each) + the lookahead
+    buffer (lookahead_size bytes) + per open file sizeof(lfs_file_t) and its own
+    cache (cache_size; littlefs allocates it at open unless the user gives one)."""
+    cache, lookahead = c["cache_size"], c.get("lookahead", LOOKAHEAD)
+    return (LFS_T_BYTES + 2 * cache + lookahead
+            + open_files * (LFS_FILE_T_BYTES + cache))
 
 
 def resolve(ctx, geo, p: dict) -> dict:

@@ -169,7 +169,7 @@ def run() -> dict:
              "the 1 B and 1 KiB passes are compared with the written data.",
              "RAM: cairn's mount " + f"{ram:,} B" + ("" if lcfg is None else
                                                      f"; littlefs about "
-                                                     f"{_lfs.ram_estimate(lcfg):,} B") + ".",
+                                                     f"{_lfs.ram_bytes(lcfg):,} B") + ".",
              common.AGING_TEXT,
              "Throughput = 512 KiB / modelled read time of the pass. "
              + common.TIME_NOTE + " The seed's figures are wall-clock on real hardware "

@@ -294,8 +294,8 @@ def lfs_note(best_cfg, tried: dict, key: str, unit: str, scale=1.0, extra="") ->
             parts.append(f"{k}: {v}")
         else:
             parts.append(f"{k}: {fmt(v[key] * scale)} {unit}")
-    return (f"littlefs ({_lfs.version()}) best config: {_lfs.cfg_text(best_cfg)}; RAM about "
-            f"{_lfs.ram_estimate(best_cfg):,} B. Tried: " + "; ".join(parts) + "." + extra)
+    return (f"littlefs ({_lfs.version()}) best config: {_lfs.cfg_text(best_cfg)}; RAM "
+            f"{_lfs.ram_bytes(best_cfg):,} B. Tried: " + "; ".join(parts) + "." + extra)
 
 
 def ops(c) -> int:
@@ -313,3 +313,57 @@ def beats_figure(c, lb, label: str = "") -> tuple[str, dict]:
             figure(beat, "", lfs=f"{lb['time_ns'] / 1e6:,.1f} ms, {ops(lb):,} ops vs "
                    f"cairn {d['time_ns'] / 1e6:,.1f} ms, {ops(d):,} ops",
                    target="yes", met=beat))
+
+
+# ---- RAM of both file systems (docs/BENCHMARKS.md, "RAM accounting") ----
+MIN_CACHE_NODES = 12  # cairn_config.cache_nodes may not go lower (include/cairn.h)
+
+RAM_TEXT = (
+    "RAM: cairn's is cairn_context_size() + cairn_mem_size(cfg) for the config the run "
+    "used (the context plus the one buffer the user provides: segment table, node cache, "
+    "scratch and journal pages, per-open-file state and page buffer for max_open files); "
+    "littlefs's is sizeof(lfs_t) (128 B) + read cache + program cache (cache_size each) + "
+    "lookahead buffer + sizeof(lfs_file_t) (84 B) and one cache_size file cache per open "
+    "file (sizes of littlefs 2.11 on Cortex-M3). cairn's smallest config: cache_nodes = "
+    f"{MIN_CACHE_NODES} (its minimum), max_open = the files the scenario opens at once, "
+    "node_size = its default (the smallest it accepts: the page raised to 1 KiB).")
+
+
+def smallest_cairn_config(max_open: int = 1) -> dict:
+    """The cairn config with the least RAM that a scenario opening max_open files
+    at once can use (node_size's default is already its minimum)."""
+    return {"cache_nodes": MIN_CACHE_NODES, "max_open": max_open}
+
+
+def cairn_ram(sim, **config) -> int:
+    """cairn_context_size() + cairn_mem_size(config) on this device (nothing mounted)."""
+    return cairn.FS(sim, **config).ram_bytes
+
+
+def ram_figure(label: str, cairn_bytes: int, lfs_cfg: dict | None, lfs_open_files: int = 1,
+               smallest: int | None = None, what: str = "default config") -> tuple[str, dict]:
+    """The RAM row of a scenario: cairn's RAM (the config run, and its smallest
+    working config when given) and littlefs's at its best config. The runner's
+    summary takes its RAM column from these rows (their "ram" entry)."""
+    from bench.scenarios import _lfs
+    lfs_bytes = None if lfs_cfg is None else _lfs.ram_bytes(lfs_cfg, lfs_open_files)
+    note = what + ("" if smallest is None else f"; smallest working config {smallest:,} B")
+    f = figure(cairn_bytes, "B", note=note,
+               lfs=None if lfs_bytes is None else
+               f"{lfs_bytes:,} B ({lfs_open_files} open file(s), best config)")
+    f["ram"] = {"cairn": cairn_bytes, "cairn_smallest": smallest, "lfs": lfs_bytes}
+    return label + "RAM (bytes)", f
+
+
+def matched_figure(label: str, c: dict, ram: int, lfs_ram: int | None, lb: dict | None,
+                   what: str = "run") -> tuple[str, dict]:
+    """The run again with cairn at its smallest config: modelled time and device
+    operations next to littlefs's best, and whether cairn's RAM fits littlefs's."""
+    fits = lfs_ram is not None and ram <= lfs_ram
+    text = f"{c['time_ns'] / 1e6:,.1f} ms, {ops(c):,} ops at {ram:,} B RAM"
+    if lfs_ram is not None:
+        text += ("" if fits else f"; matched RAM not possible (cairn's smallest is "
+                 f"{ram / lfs_ram:.1f}x littlefs's {lfs_ram:,} B)")
+    return (label + f"{what} at cairn's smallest RAM (modelled time, device ops)",
+            figure(text, "", lfs=None if lb is None else
+                   f"{lb['time_ns'] / 1e6:,.1f} ms, {ops(lb):,} ops at {lfs_ram:,} B RAM"))

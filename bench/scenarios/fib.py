@@ -138,7 +138,7 @@ def run() -> dict:
                          common.AGING_TEXT, common.FRESH_TEXT, common.TIME_NOTE,
                          f"RAM: cairn's mount uses {ram:,} B (context + buffers, default "
                          "config)" + ("" if lcfg is None else
-                                      f"; littlefs about {_lfs.ram_estimate(lcfg):,} B"),
+                                      f"; littlefs about {_lfs.ram_bytes(lcfg):,} B"),
                          "Raw device limit: 4,000,000 B programmed in whole erase blocks, "
                          "one program call per block, each block erased first (the aged "
                          "device holds old data everywhere; cost table)."]

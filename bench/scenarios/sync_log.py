@@ -180,7 +180,7 @@ def run() -> dict:
             figs[k] = v
         notes.append(f"{label}: {model}, volume {vol}, blocks_per_lblock={bpl}; cairn RAM "
                      f"{ram:,} B (default config)"
-                     + ("" if lcfg is None else f"; littlefs about {_lfs.ram_estimate(lcfg):,} B")
+                     + ("" if lcfg is None else f"; littlefs about {_lfs.ram_bytes(lcfg):,} B")
                      + ".")
     notes += ["Records: sizes 16-64 bytes from random.Random(1), %d bytes in all; the log "
               "is read back and compared after the run." % nbytes,
