@@ -120,12 +120,14 @@ def ram_rows(res: dict) -> dict:
 def ram_cell(rams: dict, figure_name: str) -> str:
     """The RAM of the run a summary row comes from: the RAM row whose label
     starts the figure's name (the longest), else the scenario's unlabelled one,
-    else all of them."""
+    else the one text they all share, else all of them."""
     hits = [lab for lab in rams if lab and figure_name.startswith(lab)]
     if hits:
         return rams[max(hits, key=len)]
     if "" in rams:
         return rams[""]
+    if len(set(rams.values())) == 1:
+        return next(iter(rams.values()))
     return "; ".join(f"{lab.rstrip(': ')}: {t}" for lab, t in rams.items())
 
 

@@ -96,6 +96,7 @@ def run() -> dict:
     sim, bpl, refused, fs, fmt_c = make_fs({})
     with sim:
         ram = fs.ram_bytes
+        small_ram = common.cairn_ram(sim, **common.smallest_cairn_config(max_open=1))
         fs.write_file("/big", data)
         fs.unmount()
         fs.mount()
@@ -162,14 +163,14 @@ def run() -> dict:
         lfs=f"{lrows[1024]['bytes_per_s'] / raw:.4f}" if lrows else None)
     figs["raw read speed of the model (one read per 64 KiB block)"] = figure(
         round(raw), "B/s", note=f"cost table: {raw_table:,.0f} B/s; {raw_calls} reads")
+    k, v = common.ram_figure("", ram, lcfg, 1, small_ram)
+    figs[k] = v
     notes = [f"{MODEL}, 2 MiB, blocks_per_lblock={bpl}"
              + (f" ({refused})" if refused else "") + ".",
              "The file is written, the volume unmounted and mounted again, then for each "
              "chunk size the file is reopened, counters reset, and read to the end; "
              "the 1 B and 1 KiB passes are compared with the written data.",
-             "RAM: cairn's mount " + f"{ram:,} B" + ("" if lcfg is None else
-                                                     f"; littlefs about "
-                                                     f"{_lfs.ram_bytes(lcfg):,} B") + ".",
+             common.RAM_TEXT + " The smallest config was not run here (RAM only).",
              common.AGING_TEXT,
              "Throughput = 512 KiB / modelled read time of the pass. "
              + common.TIME_NOTE + " The seed's figures are wall-clock on real hardware "

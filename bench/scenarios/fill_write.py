@@ -332,7 +332,8 @@ def volume_figs(p, r, figs, notes) -> None:
     elif le is not None:
         figs[pe + "cairn beats littlefs on modelled time and device operations"] = figure(
             "FAILED: " + r["equal"]["failed"][0], "", target="yes", met=False)
-    notes.append(p + f"cairn RAM {r['full']['ram']:,} B (default config).")
+    k, v = common.ram_figure(p, r["full"]["ram"], r.get("littlefs equal cfg"), 1)
+    figs[k] = v
 
 
 def run_volume(blocks: int, notes: list, label: str) -> dict:
@@ -349,6 +350,7 @@ def run_volume(blocks: int, notes: list, label: str) -> dict:
     if _lfs.available():
         r["littlefs empty"], cfg_e, tried_e = _lfs.best(lambda c: run_lfs(blocks, None, c), 256)
         r["littlefs equal"], cfg_q, tried_q = _lfs.best(lambda c: run_lfs(blocks, n, c), 256)
+        r["littlefs equal cfg"] = cfg_q
         notes.append(label + "empty: " + common.lfs_note(cfg_e, tried_e, "time_ns", "ms", 1e-6))
         notes.append(label + "equal fill: " + common.lfs_note(cfg_q, tried_q, "time_ns", "ms",
                                                              1e-6))

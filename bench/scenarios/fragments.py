@@ -135,7 +135,7 @@ def run_lfs_one(mib: int, cfg, overwrites: int = LFS_OVERWRITES) -> dict:
 def run() -> dict:
     t0 = time.perf_counter()
     res, ram, fmt_c, bpl = run_cairn()
-    lres, notes = {}, []
+    lres, notes, lcfg = {}, [], None
     if _lfs.available():
         b1, lcfg, tried = _lfs.best(lambda c: run_lfs_one(1, c), 2048)
         lres[1] = b1
@@ -187,9 +187,10 @@ def run() -> dict:
     figs["modelled time of the probe, largest / smallest"] = figure(
         round(max(times) / max(min(times), 1), 2), "x")
     rams = [r["ram"] for r in res.values()]
-    figs["RAM in use"] = figure(max(rams), "B", note="the same for every file" if
-                                min(rams) == max(rams) else "varies",
-                                seed="JFFS2: ~40 B per node in RAM")
+    k, v = common.ram_figure("", max(rams), lcfg, 1, what="default config, the same "
+                             "for every file" if min(rams) == max(rams) else "varies")
+    v["seed"] = "JFFS2: ~40 B per node in RAM"
+    figs[k] = v
     notes += [
         f"cairn: {MODEL} with block_count={BLOCKS} (128 MiB; the 85 MiB of files fit), "
         f"default config with blocks_per_lblock={bpl} (the smallest cairn accepts of "

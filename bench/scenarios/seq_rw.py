@@ -186,11 +186,12 @@ def run() -> dict:
             ltot = {k: lb["w"][k] + lb["r"][k] for k in lb["w"]}
             k, v = common.beats_figure(tot, ltot, p)
             figs[k] = v
+    k, v = common.ram_figure("", f["ram"], lcfg, 1)
+    figs[k] = v
     notes += [
         f"{MODEL}, aged, whole device (128 MiB), default config with blocks_per_lblock="
-        f"{f['bpl']} (the smallest cairn accepts of {', '.join(map(str, BPLS))}); cairn RAM "
-        f"{f['ram']:,} B"
-        + ("" if lcfg is None else f"; littlefs about {_lfs.ram_bytes(lcfg):,} B") + ".",
+        f"{f['bpl']} (the smallest cairn accepts of {', '.join(map(str, BPLS))}).",
+        common.RAM_TEXT + " The smallest config was not run here.",
         "Write = 2,000 writes of 2 KiB + sync; read (after a remount) = 2,000 reads of "
         "2 KiB; data compared. KB = 1000 B, as the seed's figures.",
         "Sector interface: cairn_bd_open(\"/disk\", 2048-byte sectors, 2,000 sectors), one "

@@ -394,6 +394,9 @@ def run() -> dict:
     cw = lwaf(first) if first else None
     lt = f" (littlefs: first {LFS_SECONDS} s only)"
     figs = dict([common.format_figure("", r["format"], None if lb is None else lb["format"])])
+    # littlefs holds the log and one file per stream open at once
+    k, v = common.ram_figure("", ram, lcfg, len(STREAMS) + 1)
+    figs[k] = v
     if fat is not None:
         figs["FAT (FatFS mkfs): format + mount (modelled time, card AU erases)"] = figure(
             f"{fat['format']['time_ns'] / 1e9:,.3f} s, {fat['format']['ftl_erases']:,} card "
