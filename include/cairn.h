@@ -113,8 +113,9 @@ struct cairn_config {
     struct cairn_dev *dev;
     /* Tree node cache: slots of node_size bytes. 0 = 16. At least 12. */
     uint32_t cache_nodes;
-    /* Bytes per index node, a multiple of the page size, >= 512. 0 = the page
-     * size, raised to a multiple of it that is at least 1024. */
+    /* Bytes per index node: a multiple of the page size, 1024 to 65536, and a
+     * segment must hold 16 nodes. 0 = the page size, raised to a multiple of
+     * it that is at least 1024. */
     uint32_t node_size;
     /* Files and directories open at once (each file object holds one page
      * buffer). 0 = 4. */
