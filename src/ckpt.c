@@ -295,10 +295,15 @@ static uint32_t ck_flags(const cairn *fs, uint32_t anchor, int clean)
            (other == 0 || other == CK_CLAIMED_ERASED ? CK_OTHER_ERASED : 0u);
 }
 
-/* The checkpoint is in (anchor, slot): it is the newest now. */
+/* The checkpoint is in (anchor, slot): it is the newest now. The other
+ * anchor is erased now unless it is known erased (in this session, or by a
+ * checkpoint's claim): after a switch, and again in a later session when a
+ * cut came between that erase and the checkpoint that would record it, so
+ * that a failing anchor is found early (torture b4 seed 9: found only at
+ * the switch, the spare half then went to torn recoveries: mount IO). */
 static int ck_landed(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t seq)
 {
-    int switched = anchor != fs->ckpt_anchor && fs->ckpt_slot != CN_NONE;
+    uint32_t other = anchor ^ 1u, known = fs->ckpt_blank_from[other];
     if (slot >= fs->ckpt_blank_from[anchor])
         fs->ckpt_blank_from[anchor] = slot + 1u;
     fs->ckpt_anchor = anchor;
@@ -306,8 +311,8 @@ static int ck_landed(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t seq)
     fs->ckpt_seq = seq;
     if (fs->anchor_new != CN_NONE)
         retire_failing_anchor(fs, anchor);
-    else if (switched && !anchor_failing(fs, anchor ^ 1u))
-        return pre_erase(fs, anchor ^ 1u);
+    else if (known != 0 && known != CK_CLAIMED_ERASED && !anchor_failing(fs, other))
+        return pre_erase(fs, other);
     return 0;
 }
 
