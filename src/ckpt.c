@@ -539,7 +539,9 @@ int cn_ckpt_load(cairn *fs)
      * checkpoint goes one further (ckpt_write adds one to ckpt_slot). */
     fs->ckpt_slot = blank[best];
     fs->ckpt_seq = seq[best];
-    if (flags[best] & CK_OTHER_ERASED)
+    /* (NOR only: a NAND page whose program was cut before its first byte
+     * reads erased yet may not be programmed again, NOP; nand-dhara seed 10) */
+    if ((flags[best] & CK_OTHER_ERASED) && fs->dev->geo.medium == CAIRN_MEDIUM_NOR)
         fs->ckpt_blank_from[best ^ 1u] = CK_CLAIMED_ERASED;
     adopt_anchors(fs);
     return (flags[best] & CK_CLEAN) ? 1 : 0;

@@ -1806,6 +1806,7 @@ static const struct regress_run {
     {"nand-4k", 11, 15, "failing anchor on NAND"},
     {"smallest", 2, 503, "weak cells in the current anchor: the other anchor is next"},
     {"nor-w25q128-b4", 103, 1000, "dead = what a checkpoint frees (mount NOSPC)"},
+    {"nand-dhara", 10, 25, "no claimed-erased anchors on NAND (NOP)"},
 };
 
 static int run_regress(void)
