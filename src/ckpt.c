@@ -206,6 +206,11 @@ static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
     }
     if (!err)
         fs->ckpt_blank_from[other] = 0;
+    /* NAND, taken on a claim: slot 0 may hold a switch's program cut before
+     * its first byte, which reads erased and may not be programmed again
+     * (NOP; torture nand-dhara seed 10 got write IO): slot 1 */
+    if (!err && blank && fs->dev->geo.medium == CAIRN_MEDIUM_NAND)
+        *slot_out = 1;
     return err;
 }
 
@@ -539,9 +544,7 @@ int cn_ckpt_load(cairn *fs)
      * checkpoint goes one further (ckpt_write adds one to ckpt_slot). */
     fs->ckpt_slot = blank[best];
     fs->ckpt_seq = seq[best];
-    /* (NOR only: a NAND page whose program was cut before its first byte
-     * reads erased yet may not be programmed again, NOP; nand-dhara seed 10) */
-    if ((flags[best] & CK_OTHER_ERASED) && fs->dev->geo.medium == CAIRN_MEDIUM_NOR)
+    if (flags[best] & CK_OTHER_ERASED)
         fs->ckpt_blank_from[best ^ 1u] = CK_CLAIMED_ERASED;
     adopt_anchors(fs);
     return (flags[best] & CK_CLEAN) ? 1 : 0;
