@@ -853,7 +853,7 @@ static int dev_prog(void *ctx, uint32_t page, uint32_t off, const void *data,
     uint32_t ps = s->ps, pib, start, npages;
     uint32_t medium = s->geo.medium;
     struct blk *bk;
-    uint64_t idx, cost;
+    uint64_t idx, cost, setups;
 
     if (!s->powered)
         return CAIRN_DEV_IO;
@@ -944,7 +944,11 @@ static int dev_prog(void *ctx, uint32_t page, uint32_t off, const void *data,
         s->powered = 0;
         return CAIRN_DEV_IO;
     }
-    cost = s->cost.prog_setup_ns +
+    /* Raw flash takes at most one page per program command (SPI NOR's page
+     * program, NAND's program page), so a multi-page call pays the command
+     * setup once per page; a card takes a multi-sector write as one command. */
+    setups = medium == CAIRN_MEDIUM_BLOCK || npages == 0 ? 1 : npages;
+    cost = s->cost.prog_setup_ns * setups +
            xfer_ns((uint64_t)len + spare_len, s->cost.prog_bytes_per_s) +
            s->cost.prog_page_ns * npages;
     s->c.time_ns += cost;

@@ -23,7 +23,8 @@ typedef struct csim csim;
 /* Modelled cost of operations, in nanoseconds (and bytes per second).
  * read:  read_setup_ns per call (NAND: per page touched, the array load)
  *        + len * 1e9 / read_bytes_per_s
- * prog:  prog_setup_ns per call + len * 1e9 / prog_bytes_per_s
+ * prog:  prog_setup_ns (NOR, NAND: per page touched, one program command
+ *        each; BLOCK: per call) + len * 1e9 / prog_bytes_per_s
  *        + prog_page_ns per page touched
  * erase: erase_ns per erase block
  * BLOCK (sd-tf) media add the card's internal work: ftl_prog_ns per internal

@@ -235,7 +235,8 @@ def total_fresh_text(fmt_c: dict, run_c: dict, lfs_fmt: dict | None = None,
 
 # ---- raw device limits from a model's cost table ----
 def raw_write_bytes_per_s(model_or_sim, aged: bool = True) -> float:
-    """Fastest programming the model allows: whole erase blocks in one call each.
+    """Fastest programming the model allows: whole erase blocks, one page program
+    command per page (the device takes no more per command).
     aged=True (the default, as every scenario's device): each block is erased
     first, one erase per erase block written (erase_ns); aged=False: the device
     is assumed erased. BLOCK media: the host transfer rate (the card erases
@@ -245,8 +246,10 @@ def raw_write_bytes_per_s(model_or_sim, aged: bool = True) -> float:
     if g.medium == cairn.Medium.BLOCK:
         return float(c.prog_bytes_per_s)
     bs = g.block_size
-    ns = c.prog_setup_ns + (bs * 1e9 / c.prog_bytes_per_s if c.prog_bytes_per_s else 0) \
-        + g.pages_per_block * c.prog_page_ns + (c.erase_ns if aged else 0)
+    # one program command (and its setup) per page: raw flash takes no more
+    ns = g.pages_per_block * (c.prog_setup_ns + c.prog_page_ns) \
+        + (bs * 1e9 / c.prog_bytes_per_s if c.prog_bytes_per_s else 0) \
+        + (c.erase_ns if aged else 0)
     return bs / (ns / 1e9)
 
 

@@ -89,7 +89,8 @@ static void test_nor(const char *name, uint64_t setup, uint64_t rate,
     STEP(s, d->prog(d->ctx, 1, 100, buf, 4, NULL, 0),
          setup + 4 * NS / rate + page_ns, "4-byte partial program");
     STEP(s, d->prog(d->ctx, 4, 0, buf, 1024, NULL, 0),
-         setup + 1024 * NS / rate + 4 * page_ns, "4-page program");
+         4 * setup + 1024 * NS / rate + 4 * page_ns,
+         "4-page program (one command, so one setup, per page)");
     STEP(s, d->erase(d->ctx, 1), erase_ns, "erase");
     /* the sum: same numbers through the total */
     t0 = sim_time(s);
@@ -98,7 +99,7 @@ static void test_nor(const char *name, uint64_t setup, uint64_t rate,
                      (setup + 3000 * NS / rate) +
                      (setup + 256 * NS / rate + page_ns) +
                      (setup + 4 * NS / rate + page_ns) +
-                     (setup + 1024 * NS / rate + 4 * page_ns) + erase_ns,
+                     (4 * setup + 1024 * NS / rate + 4 * page_ns) + erase_ns,
                  "%s: total modelled time", name);
     (void)ppb;
     csim_free(s);
