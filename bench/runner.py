@@ -25,6 +25,7 @@ if str(ROOT) not in sys.path:
 import bench.scenarios as scenarios_pkg  # noqa: E402
 from bench.scenarios import common  # noqa: E402
 from bench.scenarios.common import fmt, met_text  # noqa: E402
+from bench import report_misses, report_ram  # noqa: E402
 
 
 # The benchmark issue's order; scenarios not listed follow by name.
@@ -177,7 +178,12 @@ def update_docs(summary: list[str], results: list[dict]) -> None:
     body += ["", END]
     head, rest = text.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
-    doc.write_text(head + "\n".join(body) + tail)
+    text = head + "\n".join(body) + tail
+    with_misses = report_misses.update_doc_section(text, report_misses.misses_md(results))
+    if with_misses is None:
+        print(f"{doc}: no misses markers; the list of missed targets not updated",
+              file=sys.stderr)
+    doc.write_text(with_misses or text)
     print(f"Updated {doc.relative_to(ROOT)}")
 
 
@@ -248,6 +254,10 @@ def main(argv=None) -> int:
                                     for i, x in enumerate(r)) + " |")
     md.append("")
     summary = md[md.index("## Summary") + 2:]
+    md += ["## Targets missed", ""] + report_misses.misses_md(results) + [""]
+    ram_png = report_ram.plot(results, out)
+    if ram_png:
+        md += ["## RAM per scenario", "", f"![RAM per scenario]({ram_png})", ""]
     md += ["Wall time per scenario: " + ", ".join(
         f"{r['id']} {r.get('wall_seconds', 0):.0f} s" for r in results) + ".", ""]
     for res in results:

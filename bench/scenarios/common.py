@@ -28,19 +28,23 @@ TIME_NOTE = ("Modelled time counts device time only (the device model's cost of 
 
 
 def figure(value, unit="", seed=None, target=None, met=None, note=None, raw=None,
-           lfs=None, fresh=None, summary=False) -> dict:
+           lfs=None, fresh=None, summary=False, why=None) -> dict:
     """One reported figure: cairn's value, the raw device limit (raw), the seed's
     figure, littlefs's figure in the same run (lfs) and the target (strings, as
     in the benchmark issue), met = True/False/None (no target). Every value is
     measured on an aged device (age()); `fresh` is the same figure on a fresh,
     pre-erased device (text, cairn and littlefs), where the scenario runs both.
-    summary=True puts a figure without a target into the summary table."""
+    summary=True puts a figure without a target into the summary table; `why`
+    is the cause of a miss as this run measured it (text built from its
+    counters), shown in the report's list of missed targets."""
     d = {"value": value, "unit": unit, "raw": raw, "seed": seed, "lfs": lfs,
          "target": target, "met": met, "fresh": fresh}
     if summary:
         d["summary"] = True
     if note:
         d["note"] = note
+    if why:
+        d["why"] = why
     return d
 
 
@@ -161,15 +165,16 @@ def format_mount_cairn(sim, **config):
     return fs, (sim.counters() - before).as_dict()
 
 
-def cairn_smallest_bpl(model: str, bpls=(1, 2, 4, 8), **sim_kw):
-    """An aged `model` formatted and mounted by cairn with the first
-    blocks_per_lblock of bpls it accepts. Returns (sim, FS, bpl, format + mount
-    counters, [refusal texts])."""
+def cairn_smallest_bpl(model: str, bpls=(1, 2, 4, 8), config: dict | None = None,
+                       **sim_kw):
+    """An aged `model` formatted and mounted by cairn (cairn config `config`)
+    with the first blocks_per_lblock of bpls it accepts. Returns (sim, FS, bpl,
+    format + mount counters, [refusal texts])."""
     refused = []
     for bpl in bpls:
         sim = new_sim(model, blocks_per_lblock=bpl, **sim_kw)
         try:
-            fs, fmt_c = format_mount_cairn(sim)
+            fs, fmt_c = format_mount_cairn(sim, **(config or {}))
             return sim, fs, bpl, fmt_c, refused
         except cairn.Error as e:
             refused.append(f"blocks_per_lblock={bpl} refused: {e.message}")
