@@ -392,7 +392,9 @@ def volume_figs(label: str, model: str, blocks: int, target: float, v: dict,
     p = label + ": "
     big, files = v["big file"], v["4 KiB files"]
     lb, lf = v.get("littlefs big file"), v.get("littlefs 4 KiB files")
-    k, f = common.format_figure(p, big["format"], None if lb is None else lb["format"])
+    # the format of the big-file run (its label also picks that run's RAM in the summary)
+    k, f = common.format_figure(p + "big file: ", big["format"],
+                                None if lb is None else lb["format"])
     figs[k] = f
 
     bfrac = big["stored"] / raw_bytes
