@@ -142,7 +142,10 @@ def summary_rows(results: list[dict]) -> list[tuple]:
             rows.append((res["id"], "(failed to run)", "", "", "", "", "", "ERROR", "", ""))
             continue
         rams = ram_rows(res)
-        untargeted = all(f["target"] is None for f in res["figures"].values())
+        # a scenario without targets shows all its figures, unless it marked
+        # the ones that summarise it (summary=True)
+        untargeted = all(f["target"] is None and not f.get("summary")
+                         for f in res["figures"].values())
         for name, f in res["figures"].items():
             if f["target"] is None and not untargeted and not f.get("summary"):
                 continue

@@ -262,13 +262,16 @@ def lfs_module():
 
 def write_file(lfs, path, data) -> bool:
     """Writes a whole file with littlefs; False (file removed) when it fails.
-    A handle is always closed: littlefs keeps open files in a list, and a
-    handle freed by Python while still on it crashes the next call."""
+    A handle is closed exactly once: littlefs keeps open files in a list, and
+    a handle freed by Python while still on it crashes the next call; its
+    close takes the handle off that list even when the close fails, and a
+    second close aborts on littlefs's assertion."""
     fh = None
     try:
         fh = _lfs.file_open(lfs, path, O_W)
         _lfs.file_write(lfs, fh, data)
-        _lfs.file_close(lfs, fh)
+        closing, fh = fh, None
+        _lfs.file_close(lfs, closing)
         return True
     except Exception:  # noqa: BLE001  (NOSPC and friends)
         if fh is not None:
