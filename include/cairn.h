@@ -203,9 +203,12 @@ int cairn_remove(cairn *fs, const char *path);
 int cairn_rename(cairn *fs, const char *from, const char *to);
 int cairn_mkdir(cairn *fs, const char *path);
 
-/* Space management. cairn_gc collects garbage for at most `budget` moved
- * pages (idle-time work); returns the pages moved, 0 when nothing was worth
- * collecting. cairn_fallocate reserves room for the open file to grow to
+/* Space management. cairn_gc is idle-time work: it collects garbage for at
+ * most `budget` moved pages and returns the pages moved; when nothing is
+ * worth collecting it erases one free segment ahead of need instead (the
+ * writes of the next burst then erase nothing) and returns 1; 0 when there
+ * is nothing left to do. Call it until it returns 0 to prepare a burst.
+ * cairn_fallocate reserves room for the open file to grow to
  * `length` bytes: while it stays open its writes up to there cannot fail with
  * CAIRN_ERR_NOSPC, and it gets a data head of its own. */
 int32_t cairn_gc(cairn *fs, uint32_t budget);

@@ -64,8 +64,11 @@ struct cairn_geometry {
     /* BLOCK: the write size, in bytes, that the medium prefers (aligned to
      * itself), e.g. 16 KiB or 256 KiB for SD cards; 0 = one page. */
     uint32_t write_unit;
-    /* Erase blocks per logical block (the file system's allocation unit);
-     * 0 or 1 = one. Must divide block_count. */
+    /* Erase blocks per logical block (the file system's allocation unit, a
+     * segment); must divide block_count. 0 = chosen by cairn: the fewest
+     * blocks a segment that work on this volume (docs/DESIGN.md "Segment
+     * size"); the same geometry always gives the same choice. A volume is
+     * mounted with the value it was formatted with. */
     uint32_t blocks_per_lblock;
 };
 

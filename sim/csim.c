@@ -30,28 +30,28 @@ struct model {
 };
 
 /* geo: page_size, spare_size, pages_per_block, block_count, medium, NOP,
- *      write_unit, blocks_per_lblock
+ *      write_unit, blocks_per_lblock (0: cairn chooses)
  * cost: read_setup, read_bps, prog_setup, prog_bps, prog_page, erase,
  *       ftl_prog, ftl_erase */
 static const struct model models[] = {
     {"nor-m25p16",
-     {256, 0, 256, 32, CAIRN_MEDIUM_NOR, 0, 0, 1},
+     {256, 0, 256, 32, CAIRN_MEDIUM_NOR, 0, 0, 0},
      {20000, 4500000, 20000, 4500000, 640000, 600000000, 0, 0},
      {0, 0, 0}},
     {"nor-w25q128",
-     {256, 0, 16, 4096, CAIRN_MEDIUM_NOR, 0, 0, 1},
+     {256, 0, 16, 4096, CAIRN_MEDIUM_NOR, 0, 0, 0},
      {10000, 13000000, 10000, 13000000, 400000, 45000000, 0, 0},
      {0, 0, 0}},
     {"nand-dhara",
-     {2048, 32, 64, 1024, CAIRN_MEDIUM_NAND, 1, 0, 1},
+     {2048, 32, 64, 1024, CAIRN_MEDIUM_NAND, 1, 0, 0},
      {950000, 27000000, 0, 0, 2075000, 3000000, 0, 0},
      {0, 0, 0}},
     {"nand-jffs2",
-     {2048, 32, 64, 8192, CAIRN_MEDIUM_NAND, 4, 0, 1},
+     {2048, 32, 64, 8192, CAIRN_MEDIUM_NAND, 4, 0, 0},
      {25000, 18400000, 0, 0, 341000, 2000000, 0, 0},
      {0, 0, 0}},
     {"sd-tf",
-     {512, 0, 8192, 256, CAIRN_MEDIUM_BLOCK, 0, 262144, 1},
+     {512, 0, 8192, 256, CAIRN_MEDIUM_BLOCK, 0, 262144, 0},
      {0, 20000000, 0, 20000000, 0, 0, 1000000, 3000000},
      {4194304, 16384, 4}},
 };

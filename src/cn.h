@@ -398,6 +398,7 @@ int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg);
 
 /* seg.c: the segment table */
 int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out);
+int cn_seg_pre_erase(cairn *fs);
 void cn_live_add(cairn *fs, uint32_t page, int32_t delta);
 uint32_t cn_free_segs(const cairn *fs);
 uint32_t cn_dead_segs(const cairn *fs);

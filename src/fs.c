@@ -20,17 +20,14 @@ struct layout {
 
 static uint32_t align8(uint32_t v) { return (v + 7u) & ~7u; }
 
-static int plan(const struct cairn_config *cfg, struct layout *l)
+/* The layout with segments of bpl erase blocks; CAIRN_ERR_INVAL when that cannot work. */
+static int plan_for(const struct cairn_config *cfg, uint32_t bpl, struct layout *l)
 {
-    const struct cairn_geometry *g;
-    uint32_t bpl, scratch;
-    if (cfg == NULL || cfg->dev == NULL || cfg->dev->read == NULL || cfg->dev->prog == NULL ||
-        cfg->dev->erase == NULL)
-        return CAIRN_ERR_INVAL;
-    g = &cfg->dev->geo;
-    bpl = g->blocks_per_lblock ? g->blocks_per_lblock : 1;
+    const struct cairn_geometry *g = &cfg->dev->geo;
+    uint32_t scratch;
     if (g->page_size < 128 || g->page_size % 8 || g->page_size > 65536 ||
-        g->pages_per_block == 0 || g->block_count == 0 || g->block_count % bpl ||
+        g->pages_per_block == 0 || g->block_count == 0 ||
+        (g->blocks_per_lblock && g->block_count % bpl) ||
         (uint64_t)g->pages_per_block * bpl > 65535 ||
         (uint64_t)g->block_count * g->pages_per_block >= CN_DIRTY_REF ||
         (g->medium != CAIRN_MEDIUM_NOR && g->medium != CAIRN_MEDIUM_NAND &&
@@ -82,6 +79,36 @@ static int plan(const struct cairn_config *cfg, struct layout *l)
     l->off_rec = l->off_bufs + l->max_open * g->page_size;
     l->total = align8(l->off_rec + CN_REC_MAX);
     return 0;
+}
+
+/* blocks_per_lblock 0 picks the segment size: the fewest erase blocks a
+ * segment that work on this volume (the checkpoint's table fits an anchor 16
+ * times, a segment holds 16 nodes, at least CN_MIN_SEGS segments), preferring
+ * segments that divide the volume (else the blocks past the last whole one
+ * are left unused) and segments of at least 32 nodes (with 16, GC on a nearly
+ * full volume could not free a segment: DESIGN.md "Segment size"). The same
+ * geometry always gives the same answer, so format and mount agree. */
+static int plan(const struct cairn_config *cfg, struct layout *l)
+{
+    uint32_t bpl, pass;
+    const struct cairn_geometry *g;
+    if (cfg == NULL || cfg->dev == NULL || cfg->dev->read == NULL || cfg->dev->prog == NULL ||
+        cfg->dev->erase == NULL)
+        return CAIRN_ERR_INVAL;
+    g = &cfg->dev->geo;
+    if (g->blocks_per_lblock)
+        return plan_for(cfg, g->blocks_per_lblock, l);
+    if (g->pages_per_block == 0 || g->pages_per_block > 65535)
+        return CAIRN_ERR_INVAL;
+    /* pass 0: dividing, 32 nodes; 1: dividing; 2: 32 nodes; 3: any */
+    for (pass = 0; pass < 4; pass++)
+        for (bpl = 1; bpl <= g->block_count / CN_MIN_SEGS &&
+                      (uint64_t)bpl * g->pages_per_block <= 65535;
+             bpl++)
+            if ((pass >= 2 || g->block_count % bpl == 0) && plan_for(cfg, bpl, l) == 0 &&
+                (pass % 2 == 1 || l->seg_pages >= 32u * (l->node_size / l->page_size)))
+                return 0;
+    return CAIRN_ERR_INVAL;
 }
 
 uint32_t cairn_mem_size(const struct cairn_config *cfg)
@@ -249,14 +276,22 @@ int cairn_format(cairn *fs, const struct cairn_config *cfg)
         fs->segs[fs->anchor[0]].state = CN_SEG_ANCHOR;
         fs->segs[fs->anchor[1]].state = CN_SEG_ANCHOR;
     }
-    /* Nothing else is erased now: a segment is erased when it is first
-     * handed out (cn_seg_alloc erases every FREE one), or ahead of need by
-     * cairn_gc in idle time, so a format costs what littlefs's does and a
-     * block that fails to erase is retired when it is first used.
-     * Factory-bad blocks are left out. */
-    for (s = fs->seg_base; s < fs->seg_count && !err; s++)
-        if (!cn_seg_good(fs, s))
+    /* erase everything now, so that a fresh volume never erases on a write;
+     * factory-bad blocks and blocks that fail to erase are left out. (A lazy
+     * format, erasing each segment when first handed out, was tried and set
+     * aside: DESIGN.md "Format".) */
+    for (s = fs->seg_base; s < fs->seg_count && !err; s++) {
+        if (!cn_seg_good(fs, s)) {
             fs->segs[s].state = CN_SEG_BAD;
+            continue;
+        }
+        err = cn_dev_erase_seg(fs, s);
+        fs->segs[s].state = CN_SEG_ERASED;
+        if (err && (fs->segs[s].flags & CN_SF_FAILING)) {
+            cn_seg_retire(fs, s);
+            err = 0;
+        }
+    }
     if (!err && good_data_segs(fs) + 2u < CN_MIN_SEGS)
         err = CAIRN_ERR_NOSPC; /* bad blocks left less than the smallest volume */
     fs->next_id = 2;

@@ -357,6 +357,11 @@ int32_t cairn_gc(cairn *fs, uint32_t budget)
     while (!err && moved == 0 && budget > 0 && tries++ < 4)
         err = run(fs, budget, 0, 0, &moved);
     if (err == CAIRN_ERR_NOSPC)
-        return 0; /* nothing worth collecting */
-    return err ? err : (int32_t)moved;
+        err = 0; /* nothing worth collecting */
+    if (err || moved)
+        return err ? err : (int32_t)moved;
+    /* nothing to collect: erase a free segment ahead of need, so that the
+     * writes of the next burst find erased space (one segment a call keeps
+     * the call's length bounded) */
+    return budget ? cn_seg_pre_erase(fs) : 0;
 }

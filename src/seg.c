@@ -56,16 +56,18 @@ uint32_t cn_wear_spread(const cairn *fs, uint32_t *min_out, uint32_t *max_out)
     return hi - lo;
 }
 
-/* Is free segment a a better pick than b? Hot writes take the least-worn
- * segment, cold (GC-moved) data the most-worn one, so that blocks which have
- * seen many erases rest under data that rarely changes. Among equals an erased
- * one saves an erase on this write. */
+/* Is free segment a a better pick than b? An erased one first: it saves the
+ * write an erase (cairn_gc erased it in idle time for that, picking the least
+ * worn). Then hot writes take the least-worn segment, cold (GC-moved) data
+ * the most-worn one, so that blocks which have seen many erases rest under
+ * data that rarely changes. */
 static int better(const cairn *fs, uint32_t a, uint32_t b, int worn)
 {
     uint32_t ea = fs->segs[a].erase_count, eb = fs->segs[b].erase_count;
-    if (ea != eb)
-        return worn ? ea > eb : ea < eb;
-    return fs->segs[a].state == CN_SEG_ERASED && fs->segs[b].state != CN_SEG_ERASED;
+    int za = fs->segs[a].state == CN_SEG_ERASED, zb = fs->segs[b].state == CN_SEG_ERASED;
+    if (za != zb)
+        return za;
+    return worn ? ea > eb : ea < eb;
 }
 
 static uint32_t pick_free(const cairn *fs, int worn)
@@ -110,6 +112,33 @@ int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out)
             fs->segs[best].state = CN_SEG_ERASED;
             *seg_out = best;
             return 0;
+        }
+        if (!(fs->segs[best].flags & CN_SF_FAILING))
+            return err;
+        cn_seg_retire(fs, best);
+    }
+}
+
+/* Idle time (cairn_gc): erase one free segment that is not erased yet, the
+ * least worn (the one hot writes take next), so that a later write finds it
+ * ready. Returns 1 when one was erased, 0 when none is left to erase. A
+ * segment whose erase fails is retired and the next one tried. An erase cut
+ * by power costs nothing: a mount after a cut trusts no erase (fs.c). */
+int cn_seg_pre_erase(cairn *fs)
+{
+    for (;;) {
+        uint32_t s, best = CN_NONE;
+        int err;
+        for (s = fs->seg_base; s < fs->seg_count; s++)
+            if (seg_is_free(fs, s) && fs->segs[s].state == CN_SEG_FREE &&
+                (best == CN_NONE || fs->segs[s].erase_count < fs->segs[best].erase_count))
+                best = s;
+        if (best == CN_NONE)
+            return 0;
+        err = cn_dev_erase_seg(fs, best);
+        if (err == 0) {
+            fs->segs[best].state = CN_SEG_ERASED;
+            return 1;
         }
         if (!(fs->segs[best].flags & CN_SF_FAILING))
             return err;

@@ -324,8 +324,10 @@ class FS:
         check(lib.cairn_sync(self._c("sync")), "sync")
 
     def gc(self, budget: int = 16) -> int:
-        """cairn_gc: collect garbage, moving at most ``budget`` pages (idle-time
-        work). Returns the pages moved (0: nothing worth collecting)."""
+        """cairn_gc: idle-time work. Collects garbage, moving at most ``budget``
+        pages, and returns the pages moved; with nothing worth collecting it
+        erases one free segment ahead of need and returns 1; 0 when there is
+        nothing left to do."""
         _need("cairn_gc")
         return check(lib.cairn_gc(self._c("gc"), budget), "gc")
 

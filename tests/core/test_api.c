@@ -1236,6 +1236,46 @@ static void s_config(void)
     printf("  %s config: done\n", M);
 }
 
+/* Zero config works everywhere (issue 11): an all-zero cairn_config and the
+ * simulator's geometry with blocks_per_lblock 0 (cairn picks the segment
+ * size) format, mount, store a file and mount again on every model at full
+ * size and on 1 MiB and 4 MiB slices of the NOR models. */
+static void s_zero_config(void)
+{
+    static const struct { const char *model; uint32_t blocks; } vols[] = {
+        {"nor-m25p16", 0},   {"nor-m25p16", 16},    {"nor-w25q128", 0},
+        {"nor-w25q128", 256}, {"nor-w25q128", 1024}, {"nand-dhara", 0},
+        {"nand-jffs2", 0},   {"sd-tf", 0}};
+    size_t v;
+    for (v = 0; v < sizeof vols / sizeof vols[0]; v++) {
+        struct tfs t;
+        struct cairn_fsinfo fi;
+        char what[64];
+        uint32_t need;
+        int rc;
+        snprintf(what, sizeof what, "%s, %u blocks", vols[v].model, (unsigned)vols[v].blocks);
+        t_fs_init(&t, t_sim_model(vols[v].model, vols[v].blocks, 0, 1), 0);
+        CHECK(csim_geometry(t.sim)->blocks_per_lblock == 0, "%s: the model leaves the segment "
+              "size to cairn", what);
+        need = cairn_mem_size(&t.cfg);
+        rc = cairn_format(t.fs, &t.cfg);
+        if (rc == 0)
+            rc = t_fs_mount(&t);
+        CHECK(need > 0 && rc == 0, "%s: zero config: mem_size %u, format + mount %d", what,
+              (unsigned)need, rc);
+        if (rc == 0) {
+            RC(t_write_file(t.fs, "/zero", "zero config", 11), 0, "write with zero config");
+            RC(cairn_fs_stat(t.fs, &fi), 0, "fs_stat");
+            printf("  zero config, %s: segments of %u KiB, %u bytes of RAM, %llu of %llu "
+                   "bytes free\n", what, (unsigned)(fi.block_size >> 10), (unsigned)need,
+                   (unsigned long long)fi.free_bytes, (unsigned long long)fi.total_bytes);
+            if (t_fs_remount(&t, what) == 0)
+                t_check_file(t.fs, "/zero", "zero config", 11, what);
+        }
+        t_fs_free(&t);
+    }
+}
+
 static void s_errstr(void)
 {
     static const char *const names[] = {
@@ -1293,6 +1333,8 @@ int main(int argc, char **argv)
     int i, med, any = 0;
     t_begin("test_api");
     s_errstr();
+    if (argc < 2)
+        s_zero_config();
     for (med = 0; med < T_NMEDIA; med++) {
         int want = argc < 2;
         for (i = 1; i < argc; i++)

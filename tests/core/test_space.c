@@ -654,6 +654,30 @@ static void wear_run(int medium, uint64_t seed, double bound)
 
 /* --------------------------------------------------- (d) gc, fallocate, heads */
 
+/* After idle calls have erased the free space ahead, a burst of writes that
+ * fits in it (the free segments beyond the reserve and the heads' next
+ * segments) erases nothing. */
+static void burst_after_idle(struct mdrv *d, struct tfs *t, const char *label)
+{
+    struct csim_counters c0, c1;
+    int64_t seg = (int64_t)t->fs->seg_pages * t->fs->page_size;
+    uint32_t fits = cn_free_segs(t->fs), i, n;
+    int fd;
+    fits = fits > CN_RESERVE_SEGS + 3u ? fits - CN_RESERVE_SEGS - 3u : 0;
+    n = (uint32_t)(fits * seg / 4096);
+    csim_counters(t->sim, &c0);
+    fd = d_open(d, "/burst", CAIRN_O_WRONLY | CAIRN_O_CREAT);
+    for (i = 0; i < n && !d->failed; i++)
+        d_write(d, fd, pbuf(4096, i), 4096);
+    d_close(d, fd);
+    csim_counters(t->sim, &c1);
+    printf("  %s: a burst of %u x 4 KiB after the idle calls: %llu erases\n", label,
+           (unsigned)n, (unsigned long long)(c1.erases - c0.erases));
+    CHECK(n > 0 && c1.erases == c0.erases,
+          "[%s] the burst into pre-erased space erased nothing: %llu erases", label,
+          (unsigned long long)(c1.erases - c0.erases));
+}
+
 static void gc_api(int medium, uint64_t seed)
 {
     struct tfs t;
@@ -665,6 +689,7 @@ static void gc_api(int medium, uint64_t seed)
     int32_t got, total = 0;
     char label[64], p[32];
     int fd, calls = 0;
+    uint32_t pre_erased = 0, n_unerased;
 
     snprintf(label, sizeof label, "gc api %s", med_name[medium]);
     t_fs_init(&t, space_sim(medium, seed), 0);
@@ -688,16 +713,27 @@ static void gc_api(int medium, uint64_t seed)
     before = free_now(t.fs);
     got = cairn_gc(t.fs, 0);
     CHECK(got == 0, "[%s] cairn_gc(0) moves nothing: %ld", label, (long)got);
-    for (i = 0; i < 400 && !d.failed; i++) {
+    for (i = 0; i < 400 + t.fs->seg_count && !d.failed; i++) {
         uint32_t budget = budgets[i % 4];
         uint64_t m0 = w.moved;
         uint32_t free0 = cn_free_segs(t.fs);
+        struct csim_counters c0, c1;
+        csim_counters(t.sim, &c0);
         got = cairn_gc(t.fs, budget);
+        csim_counters(t.sim, &c1);
         calls++;
         CHECK(got >= 0 && (uint32_t)got <= budget,
               "[%s] cairn_gc(%u) returned %ld", label, budget, (long)got);
         CHECK(w.moved - m0 <= budget, "[%s] cairn_gc(%u) moved %llu pages on the device",
               label, budget, (unsigned long long)(w.moved - m0));
+        if (got > 0 && w.moved == m0 && c1.prog_calls == c0.prog_calls) {
+            /* nothing to collect: one free segment erased ahead of need */
+            CHECK(c1.erases - c0.erases == t.fs->seg_pages / csim_geometry(t.sim)->pages_per_block,
+                  "[%s] an idle erase call erased one segment: %llu blocks", label,
+                  (unsigned long long)(c1.erases - c0.erases));
+            pre_erased++;
+            continue;
+        }
         if (got <= 0 && cn_free_segs(t.fs) <= free0)
             break;
         if (got > 0)
@@ -715,6 +751,14 @@ static void gc_api(int medium, uint64_t seed)
     CHECK(got == 0, "[%s] and stays at 0: %ld", label, (long)got);
     CHECK(cn_free_segs(t.fs) >= CN_RESERVE_SEGS + 3u,
           "[%s] idle-time GC freed segments: %u free", label, (unsigned)cn_free_segs(t.fs));
+    for (i = t.fs->seg_base, n_unerased = 0; i < t.fs->seg_count; i++)
+        n_unerased += t.fs->segs[i].state == CN_SEG_FREE;
+    printf("  %s: %u of those calls erased a free segment ahead of need\n", label,
+           (unsigned)pre_erased);
+    CHECK(pre_erased > 0 && n_unerased == 0,
+          "[%s] idle calls erased every free segment ahead: %u erased, %u left", label,
+          (unsigned)pre_erased, (unsigned)n_unerased);
+    burst_after_idle(&d, &t, label);
     d_verify(&d);
     if (!d.failed && t_fs_remount(&t, label) == 0)
         d_verify(&d);

@@ -47,8 +47,8 @@ static void test_models(void)
     csim_model_info("nor-m25p16", &g, &c, &f);
     CHECK(g.medium == CAIRN_MEDIUM_NOR && g.page_size == 256 &&
               g.pages_per_block == 256 && g.block_count == 32 &&
-              g.spare_size == 0 && g.blocks_per_lblock == 1,
-          "nor-m25p16: 2 MiB, 256 B pages, 64 KiB blocks");
+              g.spare_size == 0 && g.blocks_per_lblock == 0,
+          "nor-m25p16: 2 MiB, 256 B pages, 64 KiB blocks, segment size left to cairn");
     CHECK(c.read_setup_ns == 20000 && c.read_bytes_per_s == 4500000 &&
               c.prog_page_ns == 640000 && c.erase_ns == 600000000,
           "nor-m25p16 cost table");
