@@ -915,12 +915,57 @@ static void report_problem(void *arg, const char *problem)
     printf("problem: %s\n", problem);
 }
 
+/* After a clean unmount, the segments the checkpoint's table calls erased
+ * must read erased: the next write there expects it (on NOR and NAND it
+ * would fail). The core trusts the table, so the tool checks it. Returns
+ * the problems found (one per segment), or -1 on a read error. */
+static int check_erased(struct vol *v, const struct ckpt *ck)
+{
+    struct cairn_dev *d = v->dev;
+    uint32_t ps = d->geo.page_size, sp = d->geo.spare_size, seg, p, i, problems = 0;
+    uint8_t *buf = (uint8_t *)malloc(ps + (sp ? sp : 1));
+    if (buf == NULL)
+        return -1;
+    for (seg = 0; seg < ck->h.seg_count; seg++) {
+        if (ck->segs[seg].state != SEG_ERASED)
+            continue;
+        for (p = 0; p < ck->h.seg_pages; p++) {
+            uint32_t page = seg * ck->h.seg_pages + p;
+            int r = d->read(d->ctx, page, 0, buf, ps);
+            if (r >= 0 && sp && d->read_spare)
+                r = d->read_spare(d->ctx, page, buf + ps, sp);
+            if (r < 0) {
+                printf("problem: segment %u (erased in the table): page %u cannot be read\n",
+                       (unsigned)seg, (unsigned)page);
+                problems++;
+                break;
+            }
+            for (i = 0; i < ps + sp && buf[i] == 0xFF; i++)
+                ;
+            if (i < ps + sp) {
+                printf("problem: segment %u is erased in the table but holds data (page %u, "
+                       "byte %u): the next write there would fail\n",
+                       (unsigned)seg, (unsigned)page, (unsigned)i);
+                problems++;
+                break;
+            }
+        }
+        progress_update(vol_bytes_read(v));
+    }
+    free(buf);
+    return (int)problems;
+}
+
 static int cmd_fsck(struct args *a)
 {
     struct vol v;
     struct cairn_check_report r;
     struct cairn_fsinfo fi;
-    int err;
+    struct ckpt ck;
+    const struct cairn_geometry *g;
+    char err_ck[256];
+    uint32_t bpl;
+    int err, have_ck, erased_problems = 0;
     if (need_pos(a, 1, 1) < 0)
         return EXIT_ERROR;
     a->vo.path = a->pos[0];
@@ -929,17 +974,37 @@ static int cmd_fsck(struct args *a)
         vol_close(&v);
         return EXIT_ERROR;
     }
+    g = &v.dev->geo;
+    bpl = g->blocks_per_lblock ? g->blocks_per_lblock : 1;
+    have_ck = ckpt_find_newest(v.dev, g->pages_per_block * bpl, g->block_count / bpl, &ck, err_ck,
+                               sizeof err_ck) == 0;
+    if (!have_ck)
+        printf("problem: %s\n", err_ck);
     if (vol_mount(&v, 1) < 0) {
         int corrupt = strstr(v.err, "CAIRN_ERR_CORRUPT") != NULL;
         printf("problem: the volume does not mount: %s\n", v.err);
+        if (have_ck)
+            ckpt_free(&ck);
         vol_close(&v);
         return corrupt ? EXIT_PROBLEMS : EXIT_ERROR;
     }
     memset(&r, 0, sizeof r);
-    progress_begin(a, "fsck", cairn_fs_stat(v.fs, &fi) == 0 ? fi.used_bytes : 0);
+    progress_begin(a, "fsck", cairn_fs_stat(v.fs, &fi) == 0 ? fi.total_bytes : 0);
     v.on_io = on_io_read;
     v.on_io_arg = &v;
     err = cairn_check(v.fs, &r, report_problem, NULL);
+    if ((err == 0 || err == CAIRN_ERR_CORRUPT) && have_ck && (ck.h.flags & CKPT_FLAG_CLEAN)) {
+        erased_problems = check_erased(&v, &ck);
+        if (erased_problems < 0) {
+            printf("problem: out of memory\n");
+            erased_problems = 1;
+        }
+        r.errors += (uint32_t)erased_problems;
+        if (erased_problems)
+            err = CAIRN_ERR_CORRUPT;
+    }
+    if (have_ck)
+        ckpt_free(&ck);
     v.on_io = NULL;
     progress_end();
     if (err == 0) {
@@ -1084,6 +1149,8 @@ static int cmd_info(struct args *a)
             printf("files:           %llu files (%llu bytes), %llu directories\n",
                    (unsigned long long)tc.files, (unsigned long long)tc.bytes,
                    (unsigned long long)tc.dirs);
+        else
+            printf("files:           cannot list them: %s (cairn fsck)\n", cairn_strerror(err));
         if (cairn_fs_stat(v.fs, &fi) == 0)
             printf("wear:            erases per segment min %u, mean %u, max %u\n",
                    (unsigned)fi.erase_min, (unsigned)fi.erase_mean, (unsigned)fi.erase_max);

@@ -144,6 +144,37 @@ static int verify_at(detect_read_fn rd, void *arg, const struct ckpt_hdr *h, uin
     return ok;
 }
 
+/* Could the image's first page start a cairn volume of this geometry (when
+ * the checkpoint found is in a later segment)? Erased, a checkpoint of the
+ * same geometry or a torn one (bits of the magic still set), or a NAND
+ * block marked bad. 1 yes, 0 no, -1 on a read error. */
+static int plausible_start(detect_read_fn rd, void *arg, const struct ckpt_hdr *h,
+                           uint32_t oob)
+{
+    uint32_t ps = h->page_size, i;
+    uint8_t *page = (uint8_t *)malloc((size_t)ps + oob);
+    struct ckpt_hdr other;
+    int ok = 1;
+    if (page == NULL)
+        return -1;
+    if (rd(arg, 0, page, (size_t)ps + oob) < 0) {
+        free(page);
+        return -1;
+    }
+    for (i = 0; i < ps && page[i] == 0xFF; i++)
+        ;
+    if (i < ps && !(oob > 0 && page[ps] != 0xFF)) {
+        if (ckpt_parse_header(page, &other) == 0)
+            ok = other.page_size == h->page_size && other.seg_pages == h->seg_pages &&
+                 other.seg_count == h->seg_count;
+        else
+            for (i = 0; i < 4 && ok; i++)
+                ok = (page[i] & (uint8_t)CKPT_MAGIC[i]) == (uint8_t)CKPT_MAGIC[i];
+    }
+    free(page);
+    return ok;
+}
+
 static void set_err(char *err, size_t errlen, const char *fmt, unsigned long long a,
                     unsigned long long b, unsigned long long c)
 {
@@ -323,6 +354,24 @@ int detect_geometry(detect_read_fn rd, void *arg, uint64_t avail, const struct d
                     snprintf(why, sizeof why, "the checkpoint at image byte %llu fails its CRC",
                              (unsigned long long)pos);
                     continue;
+                }
+                if (k >= h.seg_pages) {
+                    ok = plausible_start(rd, arg, &h, l[j].oob);
+                    if (ok < 0) {
+                        set_err(err, errlen, "read error at image byte 0", 0, 0, 0);
+                        free(buf);
+                        return -1;
+                    }
+                    if (!ok) {
+                        snprintf(why, sizeof why,
+                                 "a checkpoint is at image byte %llu (in segment %llu), but the "
+                                 "image does not start with a cairn segment: if the volume "
+                                 "starts %llu bytes further, add that to --offset",
+                                 (unsigned long long)pos,
+                                 (unsigned long long)(k / h.seg_pages),
+                                 (unsigned long long)(pos - (k % h.seg_pages) * stride));
+                        continue;
+                    }
                 }
                 out->found_at = pos;
                 out->hdr = h;

@@ -78,8 +78,9 @@ static int open_target(struct vol *v, int create, int read_only)
     } else if (exists && !S_ISREG(st.st_mode)) {
         return fail(v, "%s: not a regular file or a block device (MTD character devices are not "
                        "supported: use nanddump/nandwrite or flashcp with an image file)", path);
-    } else if (create) {
-        flags = O_RDWR | O_CREAT | (v->o.offset == 0 ? O_TRUNC : 0);
+    } else if (create) { /* opened by vol_create once the geometry is known */
+        v->target_bytes = exists ? (uint64_t)st.st_size : 0;
+        return 0;
     } else {
         flags = read_only ? O_RDONLY : O_RDWR;
     }
@@ -123,11 +124,26 @@ static int dummy_erase(void *c, uint32_t b)
     return CAIRN_DEV_IO;
 }
 
+/* BLOCK: the write unit, halved until segments are whole units. */
+static void fit_write_unit(struct cairn_geometry *g)
+{
+    uint64_t seg_bytes = (uint64_t)g->page_size * g->pages_per_block *
+                         (g->blocks_per_lblock ? g->blocks_per_lblock : 1);
+    if (g->medium != CAIRN_MEDIUM_BLOCK)
+        return;
+    while (g->write_unit > g->page_size && seg_bytes % g->write_unit)
+        g->write_unit /= 2;
+    if (g->write_unit <= g->page_size)
+        g->write_unit = 0;
+}
+
 /* Would cairn take this geometry (with the tool's mount configuration)? */
-static int geometry_ok(const struct cairn_geometry *g, uint32_t oob)
+static int geometry_ok(struct cairn_geometry *g, uint32_t oob, uint32_t model_write_unit)
 {
     struct cairn_dev dev;
     struct cairn_config cfg;
+    g->write_unit = model_write_unit;
+    fit_write_unit(g);
     memset(&dev, 0, sizeof dev);
     memset(&cfg, 0, sizeof cfg);
     dev.geo = *g;
@@ -155,8 +171,8 @@ static int geometry_from_opts(struct vol *v, struct cairn_geometry *g, uint32_t 
     const char *model = o->model;
     struct csim_cost cost;
     struct csim_ftl ftl;
-    uint64_t block_bytes, size, seg_bytes;
-    uint32_t bpl;
+    uint64_t block_bytes, size;
+    uint32_t bpl, wu;
     if (model == NULL) {
         if (o->medium == 0 && !v->block_device)
             return fail(v, "no geometry: give --model NAME (nor-m25p16, nor-w25q128, nand-dhara, "
@@ -170,6 +186,7 @@ static int geometry_from_opts(struct vol *v, struct cairn_geometry *g, uint32_t 
         return fail(v, "--medium %s contradicts --model %s (a %s model)",
                     vol_medium_name(o->medium), o->model, vol_medium_name(g->medium));
     block_bytes = (uint64_t)g->page_size * g->pages_per_block;
+    wu = g->write_unit;
     if (o->page)
         g->page_size = o->page;
     if (o->block)
@@ -204,20 +221,13 @@ static int geometry_from_opts(struct vol *v, struct cairn_geometry *g, uint32_t 
     g->block_count = (uint32_t)(size / block_bytes);
     /* the segment: the fewest erase blocks cairn accepts */
     g->blocks_per_lblock = o->lblock ? o->lblock : 1;
-    while (!geometry_ok(g, *oob) && !o->lblock && g->blocks_per_lblock < 1024) {
-        do
-            g->blocks_per_lblock *= 2;
-        while (g->block_count % g->blocks_per_lblock && g->blocks_per_lblock < 1024);
-    }
+    while (!o->lblock && g->blocks_per_lblock < 1024 &&
+           (g->block_count % g->blocks_per_lblock || !geometry_ok(g, *oob, wu)))
+        g->blocks_per_lblock *= 2;
+    if (!o->lblock && g->blocks_per_lblock >= 1024)
+        g->blocks_per_lblock = 1; /* none fits: report the plain geometry */
     bpl = g->blocks_per_lblock;
-    seg_bytes = block_bytes * bpl;
-    if (g->medium == CAIRN_MEDIUM_BLOCK) {
-        while (g->write_unit > g->page_size && seg_bytes % g->write_unit)
-            g->write_unit /= 2;
-        if (g->write_unit <= g->page_size)
-            g->write_unit = 0;
-    }
-    if (g->block_count % bpl || !geometry_ok(g, *oob))
+    if (g->block_count % bpl || !geometry_ok(g, *oob, wu))
         return fail(v, "cairn refuses this geometry: %u erase blocks of %llu bytes (%u per "
                        "segment, %u-byte pages). It needs at least 11 segments, room in a segment "
                        "for 16 checkpoints and 16 index nodes, pages of 128 B to 64 KiB: try a "
@@ -238,6 +248,13 @@ int vol_create(struct vol *v, const struct vol_opts *o)
     if (geometry_from_opts(v, &g, &oob) < 0)
         return -1;
     bytes = imgdev_bytes(&g, oob);
+    if (v->fd < 0) {
+        v->fd = open(o->path, O_RDWR | O_CREAT | O_CLOEXEC | (o->offset == 0 ? O_TRUNC : 0), 0666);
+        if (v->fd < 0)
+            return fail(v, "%s: %s", o->path, strerror(errno));
+        if (o->offset == 0)
+            v->target_bytes = 0;
+    }
     if (v->block_device) {
         if (o->offset + bytes > v->target_bytes)
             return fail(v, "%s: the volume (%llu bytes at offset %llu) does not fit the device "
