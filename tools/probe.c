@@ -342,8 +342,16 @@ int detect_geometry(detect_read_fn rd, void *arg, uint64_t avail, const struct d
                 uint32_t copy_pages = ckpt_pages_of(&h);
                 int ok;
                 if (pos % stride || k >= (uint64_t)h.seg_pages * h.seg_count ||
-                    (k % h.seg_pages) % copy_pages)
+                    (k % h.seg_pages) % copy_pages) {
+                    snprintf(why, sizeof why,
+                             "a checkpoint at image byte %llu is not where a %s image puts one: "
+                             "%s",
+                             (unsigned long long)pos, l[j].nand ? "NAND" : "flat",
+                             l[j].nand ? "check --spare (OOB bytes per page) and --offset"
+                                       : "a NAND image with OOB? give --medium nand and --spare "
+                                         "(OOB bytes per page); else check --offset");
                     continue;
+                }
                 ok = verify_at(rd, arg, &h, k, stride);
                 if (ok < 0) {
                     set_err(err, errlen, "read error at image byte %llu", pos, 0, 0);
