@@ -242,6 +242,8 @@ static int put_file(cairn *fs, int in, const char *dst, struct copy_stats *st, u
         if (w != (int32_t)n) {
             err = w < 0 ? w : CAIRN_ERR_NOSPC;
             cerr("write", dst, err);
+            if (err == CAIRN_ERR_NOSPC)
+                errmsg("the volume is full (cairn info shows the space; a larger --size?)");
             cairn_remove(fs, dst);
             cairn_close(fs, fd);
             return EXIT_ERROR;
@@ -1121,9 +1123,11 @@ static int cmd_info(struct args *a)
                (unsigned)g->spare_size);
     else if (g->spare_size)
         printf(" + %u spare bytes", (unsigned)g->spare_size);
-    printf("\nerase block:     %llu bytes (%u pages), %u blocks\n",
+    printf("\nerase block:     %llu bytes (%u pages), %u blocks%s\n",
            (unsigned long long)g->page_size * g->pages_per_block, (unsigned)g->pages_per_block,
-           (unsigned)g->block_count);
+           (unsigned)g->block_count,
+           v.detected && !a->vo.block ? " (taken as the segment: an image does not record it)"
+                                      : "");
     printf("segment:         %llu bytes (%u erase block%s), %u segments\n",
            (unsigned long long)g->page_size * g->pages_per_block * bpl, (unsigned)bpl,
            bpl == 1 ? "" : "s", (unsigned)(g->block_count / bpl));
