@@ -6,6 +6,7 @@
  * Exit codes: 0 ok, 1 problems found (fsck), 2 error.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _FILE_OFFSET_BITS 64
 #define _DEFAULT_SOURCE
 
 #include <dirent.h>
@@ -148,10 +149,23 @@ static char *join(const char *dir, const char *name)
     return s;
 }
 
-static const char *base_name(const char *p)
+/* The last component of a host or volume path, trailing slashes ignored
+ * (malloc). */
+static char *last_name(const char *p)
 {
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
+    size_t n = strlen(p), start;
+    char *s;
+    while (n > 1 && p[n - 1] == '/')
+        n--;
+    start = n;
+    while (start > 0 && p[start - 1] != '/')
+        start--;
+    s = (char *)malloc(n - start + 1);
+    if (s == NULL)
+        return NULL;
+    memcpy(s, p + start, n - start);
+    s[n - start] = '\0';
+    return s;
 }
 
 /* ---- directory listing ---- */
@@ -335,6 +349,11 @@ static uint64_t host_bytes(const char *path)
     return total;
 }
 
+/* The image being written, when it lies inside the tree copied in. */
+static int g_skip_valid;
+static dev_t g_skip_dev;
+static ino_t g_skip_ino;
+
 /* Copies the host file or directory `src` to `dst` in the volume (which must
  * not exist as a file when src is a directory; an existing directory is
  * merged into). */
@@ -345,6 +364,12 @@ static int copy_in(cairn *fs, const char *src, const char *dst, struct copy_stat
     if (lstat(src, &sb) < 0) {
         errmsg("%s: %s", src, strerror(errno));
         return EXIT_ERROR;
+    }
+    if (S_ISREG(sb.st_mode) && g_skip_valid && sb.st_dev == g_skip_dev &&
+        sb.st_ino == g_skip_ino) {
+        fprintf(stderr, "cairn %s: %s: skipped (the image being written)\n", g_cmd, src);
+        st->skipped++;
+        return EXIT_OK;
     }
     if (S_ISREG(sb.st_mode)) {
         int in = open(src, O_RDONLY | O_CLOEXEC), rc;
@@ -572,6 +597,11 @@ static int cmd_build(struct args *a)
         errmsg("out of memory");
         return close_vol(&v, EXIT_ERROR);
     }
+    if (stat(a->output, &sb) == 0) {
+        g_skip_valid = 1;
+        g_skip_dev = sb.st_dev;
+        g_skip_ino = sb.st_ino;
+    }
     memset(&st, 0, sizeof st);
     progress_begin(a, "build", host_bytes(a->pos[0]));
     rc = copy_in(v.fs, a->pos[0], "/", &st, buf);
@@ -690,14 +720,16 @@ static int cmd_get(struct args *a)
         rc = info.type == CAIRN_TYPE_FILE ? get_file(v.fs, src, STDOUT_FILENO, "stdout", buf, &st)
                                           : cerr("get", a->pos[1], CAIRN_ERR_ISDIR);
     } else {
-        const char *name = strcmp(src, "/") == 0 ? "." : base_name(src);
-        if (a->npos > 2 && stat(a->pos[2], &sb) == 0 && S_ISDIR(sb.st_mode) &&
+        char *name = strcmp(src, "/") == 0 ? strdup(".") : last_name(src);
+        if (name && a->npos > 2 && stat(a->pos[2], &sb) == 0 && S_ISDIR(sb.st_mode) &&
             info.type == CAIRN_TYPE_FILE)
             dst = join(a->pos[2], name);
-        else
+        else if (name)
             dst = strdup(a->npos > 2 ? a->pos[2] : name);
-        progress_begin(a, "get", 0);
+        free(name);
+        progress_begin(a, "get", info.type == CAIRN_TYPE_FILE ? (uint64_t)info.size : 0);
         rc = dst ? copy_out(v.fs, src, dst, &st, buf) : EXIT_ERROR;
+        progress_end();
     }
     free(src);
     free(dst);
@@ -730,18 +762,15 @@ static int cmd_put(struct args *a)
         /* into an existing directory: under the source's name */
         if (dst && cairn_stat(v.fs, dst, &info) == 0 && info.type == CAIRN_TYPE_DIR &&
             strcmp(src, "-") != 0) {
-            char *d = join(dst, base_name(src));
+            char *name = last_name(src), *d = name ? join(dst, name) : NULL;
+            free(name);
             free(dst);
             dst = d;
         }
     } else {
-        char *tmp = strdup(src), *d;
-        size_t n = tmp ? strlen(tmp) : 0;
-        while (n > 1 && tmp[n - 1] == '/')
-            tmp[--n] = '\0';
-        d = tmp ? vpath(base_name(tmp)) : NULL;
-        free(tmp);
-        dst = d;
+        char *name = last_name(src);
+        dst = name ? vpath(name) : NULL;
+        free(name);
     }
     if (dst == NULL || buf == NULL) {
         errmsg("out of memory");
@@ -866,7 +895,8 @@ static int cmd_mv(struct args *a)
     to = vpath(a->pos[2]);
     if (from && to && strcmp(from, to) != 0 && cairn_stat(v.fs, to, &info) == 0 &&
         info.type == CAIRN_TYPE_DIR) {
-        char *t = join(to, base_name(from));
+        char *name = last_name(from), *t = name ? join(to, name) : NULL;
+        free(name);
         free(to);
         to = t;
     }

@@ -1,5 +1,6 @@
 /* Raw image device: see imgdev.h. */
 #define _POSIX_C_SOURCE 200809L
+#define _FILE_OFFSET_BITS 64
 #define _DEFAULT_SOURCE
 
 #include "imgdev.h"

@@ -1,5 +1,6 @@
 /* Geometry detection and checkpoint decoding: see probe.h. */
 #define _POSIX_C_SOURCE 200809L
+#define _FILE_OFFSET_BITS 64
 #define _DEFAULT_SOURCE
 
 #include "probe.h"

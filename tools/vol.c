@@ -1,5 +1,6 @@
 /* Volumes in image files and on block devices: see vol.h. */
 #define _POSIX_C_SOURCE 200809L
+#define _FILE_OFFSET_BITS 64
 #define _DEFAULT_SOURCE
 
 #include "vol.h"
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h> /* flock */
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -64,6 +66,17 @@ static void forward_io(void *arg)
         v->on_io(v->on_io_arg);
 }
 
+/* One writer or many readers: another cairn process (a mount, a put) on
+ * the same image is refused rather than racing it. */
+static int lock_target(struct vol *v, int read_only)
+{
+    if (flock(v->fd, (read_only ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0)
+        return 0;
+    if (errno == EWOULDBLOCK)
+        return fail(v, "%s: in use by another process (a cairn command or mount)", v->o.path);
+    return 0; /* a file system without locks: go on */
+}
+
 /* Opens the target; its size in v->target_bytes. */
 static int open_target(struct vol *v, int create, int read_only)
 {
@@ -87,6 +100,8 @@ static int open_target(struct vol *v, int create, int read_only)
     v->fd = open(path, flags | O_CLOEXEC, 0666);
     if (v->fd < 0)
         return fail(v, "%s: %s", path, strerror(errno));
+    if (lock_target(v, read_only) < 0)
+        return -1;
     if (v->block_device) {
 #ifdef BLKGETSIZE64
         uint64_t bytes = 0;
@@ -249,11 +264,16 @@ int vol_create(struct vol *v, const struct vol_opts *o)
         return -1;
     bytes = imgdev_bytes(&g, oob);
     if (v->fd < 0) {
-        v->fd = open(o->path, O_RDWR | O_CREAT | O_CLOEXEC | (o->offset == 0 ? O_TRUNC : 0), 0666);
+        v->fd = open(o->path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
         if (v->fd < 0)
             return fail(v, "%s: %s", o->path, strerror(errno));
-        if (o->offset == 0)
+        if (lock_target(v, 0) < 0)
+            return -1;
+        if (o->offset == 0) { /* a new image: the file is exactly the volume */
+            if (ftruncate(v->fd, 0) < 0)
+                return fail(v, "%s: %s", o->path, strerror(errno));
             v->target_bytes = 0;
+        }
     }
     if (v->block_device) {
         if (o->offset + bytes > v->target_bytes)
@@ -344,9 +364,7 @@ static int open_sim(struct vol *v, int read_only)
 {
     struct csim_options so;
     const struct cairn_geometry *g;
-    close(v->fd);
-    v->fd = -1;
-    memset(&so, 0, sizeof so);
+    memset(&so, 0, sizeof so); /* v->fd stays open: it holds the lock */
     so.image_path = v->o.path;
     so.create = 0;
     v->sim = csim_new(NULL, &so);

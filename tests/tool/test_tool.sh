@@ -329,6 +329,30 @@ printf '\000' | dd of=badblk.img bs=1 seek=$((15 * 64 * 2112 + 2048)) conv=notru
 run info badblk.img
 expect_out "info counts a NAND block marked bad" 0 "1 erase block marked bad"
 
+# ---- build edge cases, locking ----
+mkdir -p self
+echo "inside" >self/file
+run build self -o self/self.img --model nor-m25p16 --size 1M
+expect_err "build with the image inside the tree skips the image" 0 "the image being written"
+run ls self/self.img
+if grep -q '^self.img$' out.txt; then bad "... it is not copied into itself"; else ok "... it is not copied into itself"; fi
+run put self/self.img src/deep/ /
+expect "put of a directory given with a trailing slash" 0
+run ls self/self.img
+expect_out "... keeps its name" 0 "^deep/$"
+if command -v flock >/dev/null 2>&1; then
+    flock -x self/self.img sleep 3 &
+    holder=$!
+    sleep 1
+    run put self/self.img src/one_page /x
+    expect_err "an image locked by another process is refused" 2 "in use by another process"
+    kill $holder 2>/dev/null
+    wait $holder 2>/dev/null
+else
+    echo "skipped: locking (no flock command)"
+fi
+rm -rf self
+
 # ---- a full volume ----
 mkdir -p bigsrc
 head -c 1200000 /dev/urandom >bigsrc/too_big

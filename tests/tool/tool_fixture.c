@@ -5,6 +5,7 @@
  *   tool_fixture sim IMAGE      a simulator image file (sim/csim_image.c)
  * Exits 0, or 1 with a message. */
 #define _POSIX_C_SOURCE 200809L
+#define _FILE_OFFSET_BITS 64
 #define _DEFAULT_SOURCE
 
 #include <stdio.h>
