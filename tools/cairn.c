@@ -1128,7 +1128,7 @@ static int cmd_info(struct args *a)
     struct tree_count tc;
     const struct cairn_geometry *g;
     uint32_t bpl, i, bad_segs = 0, marked = 0;
-    int err, have_ck;
+    int err, have_ck, rc = EXIT_OK;
     char err_ck[256];
     if (need_pos(a, 1, 1) < 0)
         return EXIT_ERROR;
@@ -1170,6 +1170,7 @@ static int cmd_info(struct args *a)
                 marked++;
     if (vol_mount(&v, 1) < 0) {
         printf("mount:           fails: %s\n", v.err);
+        rc = EXIT_PROBLEMS;
     } else {
         err = cairn_fs_stat(v.fs, &fi);
         if (err == 0) {
@@ -1211,8 +1212,9 @@ static int cmd_info(struct args *a)
         ckpt_free(&ck);
     } else {
         printf("last checkpoint: none found: %s\n", err_ck);
+        rc = EXIT_PROBLEMS;
     }
-    return close_vol(&v, EXIT_OK);
+    return close_vol(&v, rc);
 }
 
 static int cmd_dump(struct args *a)
@@ -1353,7 +1355,8 @@ static const struct command commands[] = {
      "The image is not changed (a read-only mount).\n" OPEN_HELP},
     {"info", cmd_info, "", "info IMAGE",
      "Geometry, segment size, space used and free, files, wear (erase counts and their\n"
-     "histogram), bad blocks, the last checkpoint.\n" OPEN_HELP},
+     "histogram), bad blocks, the last checkpoint. Exit 1 when the volume does not mount.\n"
+     OPEN_HELP},
     {"dump", cmd_dump, "", "dump IMAGE",
      "The newest checkpoint decoded: header fields, heads, the segment table. Works\n"
      "without mounting (for images that do not mount).\n" OPEN_HELP},

@@ -453,6 +453,12 @@ for name in nor nand sd; do
     cp $name.img flip.img
     poke flip.img $((root * stride + 40)) "FLIPPEDBYTES"
     fsck_damaged "$name: fsck of an image with its root index node damaged" flip.img
+    run info flip.img
+    if [ "$rc" -le 1 ] && grep -q '^medium:' out.txt && ! grep -q Sanitizer err.txt; then
+        ok "$name: info of the damaged image shows what it can (exit $rc)"
+    else
+        bad "$name: info of the damaged image (exit $rc)"
+    fi
     # every 4 KiB from a quarter of the image to three quarters
     cp $name.fresh.img flip.img
     off=$((size / 4))
