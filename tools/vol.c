@@ -254,8 +254,8 @@ static int geometry_from_opts(struct vol *v, struct cairn_geometry *g, uint32_t 
 
 int vol_create(struct vol *v, const struct vol_opts *o)
 {
-    struct cairn_geometry g;
-    uint32_t oob;
+    struct cairn_geometry g = {0};
+    uint32_t oob = 0;
     uint64_t bytes;
     reset(v, o);
     if (open_target(v, 1, 0) < 0)
