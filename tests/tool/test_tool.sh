@@ -427,6 +427,10 @@ fi
 rm -f loop.img
 
 # ---- fsck of damaged images: exit 1 or 2 with the problems listed, no crash ----
+# Where the damage falls decides what can be seen: index nodes and the
+# journal carry CRCs on every medium, file data only on NAND (its page tags);
+# free space holds nothing (it is erased before use). So the bytes are flipped
+# in the middle of what the checkpoint says is live (cairn dump gives where).
 # fsck_damaged DESC IMAGE: exit 1 or 2, a "problem:" line or an error message
 fsck_damaged() {
     run fsck "$2"
@@ -437,38 +441,79 @@ fsck_damaged() {
         bad "$1 (exit $rc)"
     fi
 }
-# (a freshly built image: its middle is erased space, which must read erased;
-# on NOR and SD file data carries no checksum, so damage there is not seen)
+# no_crash DESC: the last run exited 0, 1 or 2 without a sanitizer report
+no_crash() {
+    if [ "$rc" -le 2 ] && ! grep -q Sanitizer err.txt; then ok "$1 (exit $rc)"; else bad "$1 (exit $rc)"; fi
+}
+# field NAME: a value of dump.txt ("root", "page_size", ...)
+field() { sed -n "s/^$1  *//p" dump.txt; }
+# head NAME: "SEG PAGE" of a head in dump.txt
+head_of() { sed -n "s/^head $1  *segment \([0-9]*\) page \([0-9]*\)$/\1 \2/p" dump.txt; }
 for name in nor nand sd; do
     size=$(filesize $name.img)
+    "$CAIRN" dump $name.fresh.img >dump.txt 2>/dev/null
+    ps=$(field page_size)
+    segp=$(field seg_pages)
+    ns=$(field node_size)
+    stride=$ps
+    [ $name = nand ] && stride=$((ps + 64))
+    # pos SEG PAGE OFF: the image byte of byte OFF of a page
+    pos() { echo $((($1 * segp + $2) * stride + $3)); }
+
+    # the root index node: bytes 10-21 (its seq, CRC and first entry; a
+    # node's tail past its entries is not covered by its CRC)
+    root=$(field root)
     cp $name.fresh.img flip.img
-    poke flip.img $((size / 2)) "FLIPPEDBYTES"
-    fsck_damaged "$name: fsck of an image with bytes flipped in the middle" flip.img
-    # the root index node (its page is in the checkpoint)
-    "$CAIRN" dump $name.img >dump.txt 2>/dev/null
-    root=$(sed -n 's/^root *//p' dump.txt)
-    page=$(sed -n 's/^page_size *//p' dump.txt)
-    stride=$page
-    [ $name = nand ] && stride=$((page + 64))
-    cp $name.img flip.img
-    poke flip.img $((root * stride + 40)) "FLIPPEDBYTES"
-    fsck_damaged "$name: fsck of an image with its root index node damaged" flip.img
+    poke flip.img $((root * stride + 10)) "FLIPPEDBYTES"
+    fsck_damaged "$name: fsck of an image with bytes flipped in its root index node" flip.img
     run info flip.img
     if [ "$rc" -le 1 ] && grep -q '^medium:' out.txt && ! grep -q Sanitizer err.txt; then
         ok "$name: info of the damaged image shows what it can (exit $rc)"
     else
         bad "$name: info of the damaged image (exit $rc)"
     fi
-    # every 4 KiB from a quarter of the image to three quarters
+    run ls -R flip.img
+    no_crash "$name: ls of the damaged image does not crash"
+
+    # every index node the meta head's segment holds: bytes 12-13 (its CRC)
+    set -- $(head_of meta)
     cp $name.fresh.img flip.img
+    p=0
+    while [ $p -lt "$2" ]; do
+        poke flip.img "$(pos "$1" $p 12)" "XY"
+        p=$((p + ns / ps))
+    done
+    fsck_damaged "$name: fsck of an image with every node of its index segment damaged" flip.img
+
+    # file data: the middle page of the data head's segment
+    set -- $(head_of data0)
+    cp $name.fresh.img flip.img
+    poke flip.img "$(pos "$1" $(($2 / 2)) $((ps / 2)))" "FLIPPEDBYTES"
+    if [ $name = nand ]; then
+        fsck_damaged "$name: fsck of an image with file data flipped (page tags)" flip.img
+    else
+        run fsck flip.img
+        no_crash "$name: fsck of an image with file data flipped (no checksum on $name: not seen)"
+    fi
+
+    # the middle of the image, and every 4 KiB through its middle half, of the
+    # image changed by the commands above: whatever lies there, no crash
+    cp $name.img flip.img
+    poke flip.img $((size / 2)) "FLIPPEDBYTES"
+    run fsck flip.img
+    no_crash "$name: fsck of an image with bytes flipped in the middle"
     off=$((size / 4))
     while [ $off -lt $((size * 3 / 4)) ]; do
         poke flip.img $off "XY"
         off=$((off + 4096))
     done
-    fsck_damaged "$name: fsck of an image damaged all through its middle" flip.img
+    run fsck flip.img
+    no_crash "$name: fsck of an image damaged every 4 KiB through its middle half"
     run ls -R flip.img
-    if [ "$rc" -le 2 ] && ! grep -q Sanitizer err.txt; then ok "$name: ls of the damaged image does not crash (exit $rc)"; else bad "$name: ls of the damaged image (exit $rc)"; fi
+    no_crash "$name: ls of that image"
+    run extract flip.img flip_out
+    no_crash "$name: extract of that image"
+    rm -rf flip_out
 done
 rm -f flip.img
 
