@@ -1,0 +1,517 @@
+/* Geometry detection and checkpoint decoding: see probe.h. */
+#define _POSIX_C_SOURCE 200809L
+#define _FILE_OFFSET_BITS 64
+#define _DEFAULT_SOURCE
+
+#include "probe.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cairn.h"
+
+#define MIN_SEGS 11u   /* the core refuses fewer (CN_MIN_SEGS) */
+#define MAX_HEIGHT 5u  /* tree levels (CN_MAX_HEIGHT) */
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+
+/* CRC-32 as zlib (the core's cn_crc32). */
+static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t len)
+{
+    uint32_t k;
+    crc = ~crc;
+    while (len--) {
+        crc ^= *p++;
+        for (k = 0; k < 8; k++)
+            crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+const char *ckpt_state_name(uint8_t state)
+{
+    static const char *const names[] = {"free", "erased", "open", "full", "journal", "anchor", "bad"};
+    return state < sizeof names / sizeof names[0] ? names[state] : "?";
+}
+
+const char *ckpt_flag_names(uint8_t flags, char *buf, size_t size)
+{
+    static const char *const names[] = {"nodes", "scrub", "failing", "stuck", "evict"};
+    size_t i, used = 0;
+    buf[0] = '\0';
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (flags & (1u << i)) {
+            int n = snprintf(buf + used, size - used, "%s%s", used ? "," : "", names[i]);
+            if (n > 0 && (size_t)n < size - used)
+                used += (size_t)n;
+        }
+    if (flags & 0xE0u) {
+        int n = snprintf(buf + used, size - used, "%s0x%02x", used ? "," : "", flags & 0xE0u);
+        if (n > 0 && (size_t)n < size - used)
+            used += (size_t)n;
+    }
+    if (used == 0)
+        snprintf(buf, size, "-");
+    return buf;
+}
+
+const char *ckpt_head_name(uint32_t h, char *buf, size_t size)
+{
+    if (h == 0)
+        snprintf(buf, size, "meta");
+    else if (h == 1)
+        snprintf(buf, size, "cold");
+    else
+        snprintf(buf, size, "data%u", (unsigned)(h - 2));
+    return buf;
+}
+
+int ckpt_parse_header(const uint8_t *b, struct ckpt_hdr *h)
+{
+    uint32_t i;
+    if (memcmp(b, CKPT_MAGIC, 4) != 0)
+        return -1;
+    memset(h, 0, sizeof *h);
+    h->version = le16(b + 4);
+    h->flags = le16(b + 6);
+    h->seq = le32(b + 8);
+    h->length = le32(b + 12);
+    h->crc = le32(b + 16);
+    h->page_size = le32(b + 20);
+    h->seg_pages = le32(b + 24);
+    h->seg_count = le32(b + 28);
+    h->node_size = le32(b + 32);
+    h->root = le32(b + 36);
+    h->height = le32(b + 40);
+    h->next_id = le32(b + 44);
+    h->log_seg = le32(b + 48);
+    h->log_off = le32(b + 52);
+    h->log_seq = le32(b + 56);
+    h->clock = le32(b + 60);
+    for (i = 0; i < CKPT_HEADS; i++) {
+        h->head_seg[i] = le32(b + 64 + 8 * i);
+        h->head_page[i] = le32(b + 68 + 8 * i);
+    }
+    if (h->version != CAIRN_DISK_VERSION || h->page_size < 128 || h->page_size > 65536 ||
+        h->page_size % 8 || h->seg_pages == 0 || h->seg_pages > 65535 ||
+        h->seg_count < MIN_SEGS || (uint64_t)h->seg_pages * h->seg_count >= 0x80000000u ||
+        h->length != CKPT_HDR_BYTES + CKPT_ENTRY_BYTES * h->seg_count ||
+        h->node_size % h->page_size || h->node_size < 1024 || h->node_size > 65536 ||
+        h->height == 0 || h->height > MAX_HEIGHT)
+        return -1;
+    return 0;
+}
+
+static uint32_t ckpt_pages_of(const struct ckpt_hdr *h)
+{
+    return (h->length + h->page_size - 1) / h->page_size;
+}
+
+/* Does the checkpoint whose first page is image page k (pages `stride` bytes
+ * apart) verify? 1 yes, 0 no, -1 on a read error. */
+static int verify_at(detect_read_fn rd, void *arg, const struct ckpt_hdr *h, uint64_t k,
+                     uint32_t stride)
+{
+    uint32_t ps = h->page_size, j, n = ckpt_pages_of(h), crc = 0;
+    uint8_t *page = (uint8_t *)malloc(ps);
+    int ok = 1;
+    if (page == NULL)
+        return -1;
+    for (j = 0; j < n && ok == 1; j++) {
+        uint32_t len = h->length - j * ps < ps ? h->length - j * ps : ps;
+        if (rd(arg, (k + j) * stride, page, ps) < 0) {
+            ok = -1;
+            break;
+        }
+        if (j == 0) {
+            struct ckpt_hdr again;
+            if (ckpt_parse_header(page, &again) < 0 || again.seq != h->seq) {
+                ok = 0;
+                break;
+            }
+            memset(page + 16, 0, 4);
+        }
+        crc = crc32_update(crc, page, len);
+    }
+    free(page);
+    if (ok == 1 && crc != h->crc)
+        ok = 0;
+    return ok;
+}
+
+/* Could the image's first page start a cairn volume of this geometry (when
+ * the checkpoint found is in a later segment)? Erased, a checkpoint of the
+ * same geometry or a torn one (bits of the magic still set), or a NAND
+ * block marked bad. 1 yes, 0 no, -1 on a read error. */
+static int plausible_start(detect_read_fn rd, void *arg, const struct ckpt_hdr *h,
+                           uint32_t oob)
+{
+    uint32_t ps = h->page_size, i;
+    uint8_t *page = (uint8_t *)malloc((size_t)ps + oob);
+    struct ckpt_hdr other;
+    int ok = 1;
+    if (page == NULL)
+        return -1;
+    if (rd(arg, 0, page, (size_t)ps + oob) < 0) {
+        free(page);
+        return -1;
+    }
+    for (i = 0; i < ps && page[i] == 0xFF; i++)
+        ;
+    if (i < ps && !(oob > 0 && page[ps] != 0xFF)) {
+        if (ckpt_parse_header(page, &other) == 0)
+            ok = other.page_size == h->page_size && other.seg_pages == h->seg_pages &&
+                 other.seg_count == h->seg_count;
+        else
+            for (i = 0; i < 4 && ok; i++)
+                ok = (page[i] & (uint8_t)CKPT_MAGIC[i]) == (uint8_t)CKPT_MAGIC[i];
+    }
+    free(page);
+    return ok;
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, unsigned long long a,
+                    unsigned long long b, unsigned long long c)
+{
+    if (err && errlen)
+        snprintf(err, errlen, fmt, a, b, c);
+}
+
+struct layout {
+    uint32_t oob;
+    int nand; /* 1 NAND (even with oob 0 when the user said so) */
+};
+
+/* The layouts to try for a header, best first (see docs/TOOL.md). Returns
+ * their count; 0 with a message in err when the geometry is ambiguous or the
+ * image cannot hold the volume. */
+static int layouts(const struct ckpt_hdr *h, uint64_t avail, const struct detect_hints *hn,
+                   struct layout *out, char *err, size_t errlen)
+{
+    uint64_t pages = (uint64_t)h->seg_pages * h->seg_count;
+    uint64_t flat = pages * h->page_size;
+    int n = 0;
+    if (hn->page && hn->page != h->page_size) {
+        set_err(err, errlen, "the checkpoint says %llu-byte pages, --page says %llu", h->page_size,
+                hn->page, 0);
+        return 0;
+    }
+    if (hn->size && hn->size != flat) {
+        set_err(err, errlen, "the checkpoint says a volume of %llu bytes, --size says %llu", flat,
+                hn->size, 0);
+        return 0;
+    }
+    if (hn->block && ((uint64_t)h->seg_pages * h->page_size) % hn->block) {
+        set_err(err, errlen, "--block %llu does not divide the checkpoint's segment (%llu bytes)",
+                hn->block, (uint64_t)h->seg_pages * h->page_size, 0);
+        return 0;
+    }
+    if (hn->medium == CAIRN_MEDIUM_NAND) {
+        if (hn->have_oob) {
+            out[n].oob = hn->oob;
+        } else if (avail % pages == 0 && avail / pages >= h->page_size) {
+            out[n].oob = (uint32_t)(avail / pages - h->page_size);
+        } else {
+            set_err(err, errlen,
+                    "NAND image of %llu bytes is not %llu pages of data + OOB: give --spare "
+                    "(OOB bytes per page) or --size",
+                    avail, pages, 0);
+            return 0;
+        }
+        out[n++].nand = 1;
+    } else if (hn->medium || hn->block_device || (hn->have_oob && hn->oob == 0)) {
+        out[n].oob = 0;
+        out[n++].nand = 0;
+    } else if (hn->have_oob) {
+        out[n].oob = hn->oob;
+        out[n++].nand = 1;
+    } else {
+        if (avail == flat) {
+            out[n].oob = 0;
+            out[n++].nand = 0;
+        } else if (avail % pages == 0 && avail / pages > h->page_size &&
+                   avail / pages - h->page_size <= h->page_size / 4) {
+            out[n].oob = (uint32_t)(avail / pages - h->page_size);
+            out[n++].nand = 1;
+        }
+        if (avail > flat && (n == 0 || out[0].nand)) { /* a volume at the start of a longer image */
+            out[n].oob = 0;
+            out[n++].nand = 0;
+        }
+    }
+    { /* keep those the image can hold */
+        int i, kept = 0;
+        for (i = 0; i < n; i++)
+            if (avail >= pages * ((uint64_t)h->page_size + out[i].oob))
+                out[kept++] = out[i];
+        if (kept == 0)
+            set_err(err, errlen,
+                    "the image (%llu bytes) is shorter than the volume its checkpoint describes "
+                    "(%llu pages of %llu bytes of data): truncated, or the wrong --offset",
+                    avail, pages, h->page_size);
+        n = kept;
+    }
+    return n;
+}
+
+/* The geometry for a verified header and layout. */
+static int make_geometry(const struct ckpt_hdr *h, const struct layout *l,
+                         const struct detect_hints *hn, struct detect_result *out, char *err,
+                         size_t errlen)
+{
+    struct cairn_geometry *g = &out->geo;
+    uint32_t seg_bytes = h->seg_pages * h->page_size;
+    memset(g, 0, sizeof *g);
+    g->page_size = h->page_size;
+    g->pages_per_block = hn->block ? hn->block / h->page_size : h->seg_pages;
+    if (g->pages_per_block == 0 || h->seg_pages % g->pages_per_block) {
+        set_err(err, errlen, "--block %llu is not a whole number of pages dividing the segment",
+                hn->block, 0, 0);
+        return -1;
+    }
+    g->blocks_per_lblock = h->seg_pages / g->pages_per_block;
+    g->block_count = h->seg_count * g->blocks_per_lblock;
+    out->oob = l->oob;
+    if (l->nand) {
+        g->medium = CAIRN_MEDIUM_NAND;
+        g->max_partial_programs = 1;
+    } else if (hn->medium) {
+        g->medium = hn->medium;
+    } else if (hn->block_device || h->page_size == 512) {
+        g->medium = CAIRN_MEDIUM_BLOCK;
+    } else if (h->page_size == 256) {
+        g->medium = CAIRN_MEDIUM_NOR;
+    } else {
+        set_err(err, errlen,
+                "flat image with %llu-byte pages: NOR or SD/eMMC? give --medium nor or "
+                "--medium block (or --medium nand --spare 0 for NAND without OOB)",
+                h->page_size, 0, 0);
+        return -1;
+    }
+    if (g->medium == CAIRN_MEDIUM_BLOCK) {
+        g->write_unit = 262144;
+        while (g->write_unit > g->page_size && seg_bytes % g->write_unit)
+            g->write_unit /= 2;
+        if (g->write_unit <= g->page_size)
+            g->write_unit = 0;
+    }
+    return 0;
+}
+
+int detect_geometry(detect_read_fn rd, void *arg, uint64_t avail, const struct detect_hints *hints,
+                    struct detect_result *out, detect_progress_fn progress, void *parg,
+                    char *err, size_t errlen)
+{
+    const size_t chunk = 1u << 20;
+    uint64_t limit = avail < DETECT_SCAN_MAX ? avail : DETECT_SCAN_MAX, base;
+    uint8_t *buf = (uint8_t *)malloc(chunk + CKPT_HDR_BYTES);
+    char why[256] = "";
+    int found_header = 0;
+    if (buf == NULL) {
+        set_err(err, errlen, "out of memory", 0, 0, 0);
+        return -1;
+    }
+    for (base = 0; base < limit; base += chunk) {
+        size_t len = limit - base < chunk + CKPT_HDR_BYTES ? (size_t)(limit - base)
+                                                            : chunk + CKPT_HDR_BYTES;
+        size_t i, scan = len < chunk ? len : chunk;
+        if (rd(arg, base, buf, len) < 0) {
+            set_err(err, errlen, "read error at image byte %llu", base, 0, 0);
+            free(buf);
+            return -1;
+        }
+        if (progress)
+            progress(parg, base, limit);
+        for (i = 0; i < scan && i + CKPT_HDR_BYTES <= len; i++) {
+            struct ckpt_hdr h;
+            struct layout l[3];
+            int n, j;
+            if (buf[i] != 'C' || memcmp(buf + i, CKPT_MAGIC, 4) != 0 ||
+                ckpt_parse_header(buf + i, &h) < 0)
+                continue;
+            found_header = 1;
+            n = layouts(&h, avail, hints, l, why, sizeof why);
+            for (j = 0; j < n; j++) {
+                uint32_t stride = h.page_size + l[j].oob;
+                uint64_t pos = base + i, k = pos / stride;
+                uint32_t copy_pages = ckpt_pages_of(&h);
+                int ok;
+                if (pos % stride || k >= (uint64_t)h.seg_pages * h.seg_count ||
+                    (k % h.seg_pages) % copy_pages) {
+                    snprintf(why, sizeof why,
+                             "a checkpoint at image byte %llu is not where a %s image puts one: "
+                             "%s",
+                             (unsigned long long)pos, l[j].nand ? "NAND" : "flat",
+                             l[j].nand ? "check --spare (OOB bytes per page) and --offset"
+                                       : "a NAND image with OOB? give --medium nand and --spare "
+                                         "(OOB bytes per page); else check --offset");
+                    continue;
+                }
+                ok = verify_at(rd, arg, &h, k, stride);
+                if (ok < 0) {
+                    set_err(err, errlen, "read error at image byte %llu", pos, 0, 0);
+                    free(buf);
+                    return -1;
+                }
+                if (!ok) {
+                    snprintf(why, sizeof why, "the checkpoint at image byte %llu fails its CRC",
+                             (unsigned long long)pos);
+                    continue;
+                }
+                if (k >= h.seg_pages) {
+                    ok = plausible_start(rd, arg, &h, l[j].oob);
+                    if (ok < 0) {
+                        set_err(err, errlen, "read error at image byte 0", 0, 0, 0);
+                        free(buf);
+                        return -1;
+                    }
+                    if (!ok) {
+                        snprintf(why, sizeof why,
+                                 "a checkpoint is at image byte %llu (in segment %llu), but the "
+                                 "image does not start with a cairn segment: if the volume "
+                                 "starts %llu bytes further, add that to --offset",
+                                 (unsigned long long)pos,
+                                 (unsigned long long)(k / h.seg_pages),
+                                 (unsigned long long)(pos - (k % h.seg_pages) * stride));
+                        continue;
+                    }
+                }
+                out->found_at = pos;
+                out->hdr = h;
+                free(buf);
+                if (progress)
+                    progress(parg, limit, limit);
+                return make_geometry(&h, &l[j], hints, out, err, errlen);
+            }
+        }
+    }
+    free(buf);
+    if (progress)
+        progress(parg, limit, limit);
+    if (found_header && why[0])
+        snprintf(err, errlen, "%s", why);
+    else
+        snprintf(err, errlen,
+                 "no cairn checkpoint in the first %llu bytes: not a cairn image (version %u), "
+                 "or the wrong --offset",
+                 (unsigned long long)limit, (unsigned)CAIRN_DISK_VERSION);
+    return -1;
+}
+
+/* ---- the newest checkpoint through the device ---- */
+
+static int seg_good(struct cairn_dev *dev, uint32_t seg, uint32_t bpl)
+{
+    uint32_t i;
+    if (dev->is_bad == NULL)
+        return 1;
+    for (i = 0; i < bpl; i++)
+        if (dev->is_bad(dev->ctx, seg * bpl + i) != 0)
+            return 0;
+    return 1;
+}
+
+/* Reads the checkpoint copy starting at `page` into buf (length bytes) and
+ * verifies it. 1 valid, 0 not. */
+static int read_copy(struct cairn_dev *dev, uint32_t page, uint32_t ckpt_pages, uint8_t *buf,
+                     uint32_t buf_len, uint8_t *pagebuf, const struct ckpt_hdr *want,
+                     struct ckpt_hdr *h)
+{
+    uint32_t ps = dev->geo.page_size, j, crc;
+    if (dev->read(dev->ctx, page, 0, pagebuf, ps) < 0 || ckpt_parse_header(pagebuf, h) < 0 ||
+        h->page_size != ps || h->seg_pages != want->seg_pages ||
+        h->seg_count != want->seg_count || h->length > buf_len)
+        return 0;
+    for (j = 0; j < ckpt_pages; j++) {
+        uint32_t off = j * ps, n = h->length - off < ps ? h->length - off : ps;
+        if (j > 0 && dev->read(dev->ctx, page + j, 0, pagebuf, ps) < 0)
+            return 0;
+        memcpy(buf + off, pagebuf, n);
+    }
+    memset(buf + 16, 0, 4);
+    crc = crc32_update(0, buf, h->length);
+    return crc == h->crc;
+}
+
+int ckpt_find_newest(struct cairn_dev *dev, uint32_t seg_pages, uint32_t seg_count,
+                     struct ckpt *out, char *err, size_t errlen)
+{
+    struct ckpt_hdr want, h;
+    uint32_t ps = dev->geo.page_size, copies = dev->geo.medium == CAIRN_MEDIUM_NAND ? 2u : 1u;
+    uint32_t bpl = seg_pages / dev->geo.pages_per_block, length, a, s, c, found = 0, seg;
+    uint8_t *buf, *pagebuf;
+    memset(out, 0, sizeof *out);
+    memset(&want, 0, sizeof want);
+    want.seg_pages = seg_pages;
+    want.seg_count = seg_count;
+    length = CKPT_HDR_BYTES + CKPT_ENTRY_BYTES * seg_count;
+    out->ckpt_pages = (length + ps - 1) / ps;
+    out->slots = seg_pages / (out->ckpt_pages * copies);
+    for (a = 0, seg = 0; a < 2 && seg < seg_count; seg++)
+        if (seg_good(dev, seg, bpl ? bpl : 1))
+            out->anchor[a++] = seg;
+    if (a < 2 || out->slots == 0) {
+        snprintf(err, errlen, "no two good segments for the anchors");
+        return -1;
+    }
+    buf = (uint8_t *)malloc((size_t)out->ckpt_pages * ps);
+    pagebuf = (uint8_t *)malloc(ps);
+    if (buf == NULL || pagebuf == NULL) {
+        free(buf);
+        free(pagebuf);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (a = 0; a < 2; a++)
+        for (s = 0; s < out->slots; s++)
+            for (c = 0; c < copies; c++) {
+                uint32_t page = out->anchor[a] * seg_pages + (s * copies + c) * out->ckpt_pages;
+                if (!read_copy(dev, page, out->ckpt_pages, buf, out->ckpt_pages * ps, pagebuf,
+                               &want, &h))
+                    continue;
+                out->valid[a]++;
+                if (!found || (int32_t)(h.seq - out->h.seq) > 0) {
+                    uint32_t i;
+                    struct ckpt_seg *segs = out->segs;
+                    if (segs == NULL)
+                        segs = (struct ckpt_seg *)calloc(seg_count, sizeof *segs);
+                    if (segs == NULL)
+                        break;
+                    for (i = 0; i < seg_count; i++) {
+                        const uint8_t *e = buf + CKPT_HDR_BYTES + CKPT_ENTRY_BYTES * i;
+                        segs[i].erase_count = le32(e);
+                        segs[i].stamp = le32(e + 4);
+                        segs[i].live = le16(e + 8);
+                        segs[i].state = e[10];
+                        segs[i].flags = e[11];
+                    }
+                    out->segs = segs;
+                    out->h = h;
+                    out->anchor_index = a;
+                    out->slot = s;
+                    out->copy = c;
+                    found = 1;
+                }
+                break; /* one copy of a slot is enough */
+            }
+    free(buf);
+    free(pagebuf);
+    if (!found) {
+        snprintf(err, errlen, "no valid checkpoint in the anchors (segments %u and %u)",
+                 (unsigned)out->anchor[0], (unsigned)out->anchor[1]);
+        return -1;
+    }
+    return 0;
+}
+
+void ckpt_free(struct ckpt *c)
+{
+    free(c->segs);
+    c->segs = NULL;
+}
