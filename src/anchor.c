@@ -51,11 +51,28 @@ static uint32_t replacement(cairn *fs)
     return CN_NONE;
 }
 
+static int is_free(const cairn *fs, uint32_t r)
+{
+    const struct cn_seg *g = &fs->segs[r];
+    return (g->state == CN_SEG_FREE || g->state == CN_SEG_ERASED) && g->live == 0 && !g->aux;
+}
+
 /* Step 1: nothing new goes into R; what is there leaves. */
 static void start_evicting(cairn *fs, uint32_t r)
 {
     fs->segs[r].flags |= CN_SF_EVICT;
     fs->anchor_evict = r;
+    fs->evict_durable_free = 0;
+}
+
+/* A checkpoint landed: does it show R free? The commit that frees R marks it
+ * free in RAM before its checkpoint is written, and that checkpoint may be
+ * cut: R is erased only once a durable checkpoint no longer names anything
+ * in it (torture smallest seed 11: R erased in the very checkpoint write
+ * whose cut left the previous checkpoint's root node in R, mount CORRUPT). */
+void cn_anchor_landed(cairn *fs)
+{
+    fs->evict_durable_free = fs->anchor_evict != CN_NONE && is_free(fs, fs->anchor_evict);
 }
 
 /* Step 2: R is free; erase it and name it an anchor in the table. */
@@ -92,8 +109,7 @@ int cn_anchor_tend(cairn *fs)
     g = &fs->segs[r];
     if (!(g->flags & CN_SF_EVICT) || fs->anchor_evict != r)
         start_evicting(fs, r); /* (the flag is in the table: again after a mount) */
-    if ((g->state == CN_SEG_FREE || g->state == CN_SEG_ERASED) && g->live == 0 && !g->aux &&
-        fs->ckpt_anchor != f)
+    if (is_free(fs, r) && fs->evict_durable_free && fs->ckpt_anchor != f)
         return take_replacement(fs, f, r);
     return 0;
 }
@@ -109,8 +125,11 @@ void cn_anchor_resume(cairn *fs)
     if (failing_anchor(fs) == CN_NONE || fs->anchor_new != CN_NONE)
         return;
     r = replacement(fs);
-    if (r != CN_NONE)
+    if (r != CN_NONE) {
         start_evicting(fs, r);
+        /* what a mount found is durable: the checkpoint and the journal */
+        fs->evict_durable_free = (uint8_t)is_free(fs, r);
+    }
 }
 
 /* Is an anchor failing and its replacement not made yet? (mount) */

@@ -314,6 +314,7 @@ static int ck_landed(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t seq)
     fs->ckpt_anchor = anchor;
     fs->ckpt_slot = slot;
     fs->ckpt_seq = seq;
+    cn_anchor_landed(fs);
     if (fs->anchor_new != CN_NONE)
         retire_failing_anchor(fs, anchor);
     else if (known != 0 && known != CK_CLAIMED_ERASED && !anchor_failing(fs, other))

@@ -314,6 +314,9 @@ struct cairn {
     uint32_t seg_base;  /* first segment after the anchors */
     uint32_t anchor[2]; /* the two anchor segments (the first two good ones) */
     uint32_t anchor_evict; /* segment being emptied to replace a failing anchor */
+    /* the newest durable checkpoint (or the state a mount found) shows it
+     * free: only then may it be erased (anchor.c, invariant I3) */
+    uint8_t evict_durable_free;
     uint32_t anchor_new;   /* replacement named in the table, awaiting its
                               checkpoint (then the failing one is marked bad) */
     uint32_t seg_clock; /* counts segments opened: the age scale of GC */
@@ -455,6 +458,7 @@ int cn_seg_good(cairn *fs, uint32_t s);
 int cn_anchor_tend(cairn *fs);
 void cn_anchor_resume(cairn *fs);
 int cn_anchor_evicting(const cairn *fs);
+void cn_anchor_landed(cairn *fs);
 int cn_anchor_pending(const cairn *fs);
 
 /* apply.c: record effects on the tree (shared by live path and replay) */

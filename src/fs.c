@@ -276,22 +276,14 @@ int cairn_format(cairn *fs, const struct cairn_config *cfg)
         fs->segs[fs->anchor[0]].state = CN_SEG_ANCHOR;
         fs->segs[fs->anchor[1]].state = CN_SEG_ANCHOR;
     }
-    /* erase everything now, so that a fresh volume never erases on a write;
-     * factory-bad blocks and blocks that fail to erase are left out. (A lazy
-     * format, erasing each segment when first handed out, was tried and set
-     * aside: DESIGN.md "Format".) */
-    for (s = fs->seg_base; s < fs->seg_count && !err; s++) {
-        if (!cn_seg_good(fs, s)) {
+    /* Nothing else is erased now: a segment is erased when it is first
+     * handed out (cn_seg_alloc erases every free one not known erased), or
+     * ahead of need by cairn_gc in idle time; so a format costs what
+     * littlefs's does, and a block that fails to erase is retired when it
+     * is first used. Factory-bad blocks are left out. */
+    for (s = fs->seg_base; s < fs->seg_count && !err; s++)
+        if (!cn_seg_good(fs, s))
             fs->segs[s].state = CN_SEG_BAD;
-            continue;
-        }
-        err = cn_dev_erase_seg(fs, s);
-        fs->segs[s].state = CN_SEG_ERASED;
-        if (err && (fs->segs[s].flags & CN_SF_FAILING)) {
-            cn_seg_retire(fs, s);
-            err = 0;
-        }
-    }
     if (!err && good_data_segs(fs) + 2u < CN_MIN_SEGS)
         err = CAIRN_ERR_NOSPC; /* bad blocks left less than the smallest volume */
     fs->next_id = 2;

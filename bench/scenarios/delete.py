@@ -248,17 +248,15 @@ def run() -> dict:
         "simulator's state) on the baseline minus those after the delete, i.e. the blocks "
         "the deleted data left programmed where the baseline has them ready; each needs an "
         "erase before it is written again, whenever that comes (modelled at the device's "
-        "erase time). cairn's format "
-        "erases the whole volume, so its baseline writes into erased blocks; littlefs erases "
+        "erase time). cairn erases a segment when it hands it out (or ahead, in idle "
+        "cairn_gc calls); littlefs erases "
         "every block just before it programs it (its format erases only the superblocks, "
         "the aged blocks hold old data), so it has no such blocks on either volume and pays "
         "one erase per block it writes, deleted data or not.",
         "Read back after the run: the new file, the file written right after the 1 MiB "
         f"one, and {BIG} gone (baseline: present nowhere).",
         "Raw device limit of the 1 MiB write: whole-block programs, each block erased first. "
-        "cairn's writes come in below it because its format erased the whole volume in "
-        "advance (the format row); the erases its delete leaves are the 'erases due later' "
-        "row.",
+        "The erases the delete leaves are the 'erases due later' row.",
         _cold.DEVICE_TEXT,
         f"littlefs's volumes here hold fewer than {_cold.KEEP_FILES} files: each configuration "
         "fills its own (no image kept), with the largest read_size it accepts (see "

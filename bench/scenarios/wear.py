@@ -140,7 +140,7 @@ def run() -> dict:
         sum(1 for c in r["counts"] if c == 0), f"of {BLOCKS}",
         lfs=None if lr is None else sum(1 for c in lr["counts"] if c == 0))
     # no raw limit: one erase per 4 KiB written is not one here, as the run may
-    # start on blocks a format erased (cairn's erases all: the format row)
+    # start on blocks erased before it (the format's, the fill's)
     figs["erases in all; per user MiB"] = figure(
         f"{s['total']:,}; {s['total'] / mib:.1f}", "",
         note=f"one erase per 4 KiB written would be {user / 4096:,.0f}; "

@@ -268,7 +268,11 @@ static void test_synced_appends(void)
     CHECK(bad == 0, "1,000 synced appends: %d failed", bad);
     CHECK(c.prog_bytes <= 3 * 32000, "bytes programmed %llu <= 3 x 32,000",
           (unsigned long long)c.prog_bytes);
-    CHECK(c.erases == 0, "no erases during the appends: %llu", (unsigned long long)c.erases);
+    /* no erase per record: the format erases nothing ahead (segments are
+     * erased when first handed out), so the appends may erase the data
+     * head's first segment and one more journal segment, 16 blocks each */
+    CHECK(c.erases <= 2 * 16, "erases during the appends %llu <= 2 segments",
+          (unsigned long long)c.erases);
     printf("  FIGURE synced 32-byte appends: %llu bytes programmed for 32,000 = %.3f per "
            "byte; %llu program calls, %llu erases, %.1f modelled ms per record\n",
            (unsigned long long)c.prog_bytes, (double)c.prog_bytes / 32000.0,
@@ -314,7 +318,10 @@ static void test_synced_appends_nand(void)
     CHECK(bad == 0, "1,000 synced appends on NAND: %d failed", bad);
     CHECK(c1.prog_pages - c0.prog_pages <= 1100, "page programs %llu <= 1.1 per record",
           (unsigned long long)(c1.prog_pages - c0.prog_pages));
-    CHECK(c1.erases == c0.erases, "no erases during the appends: %llu",
+    /* no erase per record: the format erases nothing ahead (segments are
+     * erased when first handed out), so the appends may erase the data
+     * head's first segment and one more journal segment, 256 blocks each */
+    CHECK(c1.erases - c0.erases <= 2 * 256, "erases during the appends %llu <= 2 segments",
           (unsigned long long)(c1.erases - c0.erases));
     printf("  FIGURE synced 32-byte appends on NAND: %llu page programs for 1,000 records "
            "(%.3f per record, worst single record %llu), %.2f modelled ms per record\n",
