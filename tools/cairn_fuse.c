@@ -43,6 +43,8 @@
 
 static struct vol g_vol;
 static int g_read_only;
+static int g_served;      /* init ran: the FUSE mount was up */
+static int g_unmounted;   /* destroy unmounted cairn cleanly */
 
 static cairn *fs(void) { return g_vol.fs; }
 
@@ -341,6 +343,7 @@ static int op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_inf
 static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
     (void)conn;
+    g_served = 1;
     cfg->use_ino = 1;
     cfg->entry_timeout = 1.0;
     cfg->attr_timeout = 1.0;
@@ -353,6 +356,8 @@ static void op_destroy(void *private_data)
     (void)private_data;
     if (vol_unmount(&g_vol) < 0)
         fprintf(stderr, "cairn mount: %s\n", g_vol.err);
+    else
+        g_unmounted = 1;
 }
 
 /* Is "ro" one of the comma-separated options? */
@@ -429,6 +434,8 @@ int cairn_fuse_mount(struct vol_opts *vo, const char *dir, const char *options, 
     argv[argc++] = (char *)dir;
     argv[argc] = NULL;
     rc = fuse_main(argc, argv, &ops, NULL);
+    if (rc && g_served && g_unmounted)
+        rc = 0; /* ended by SIGTERM/SIGINT/SIGHUP (fuse_main returns 1): a clean end */
     if (vol_close(&g_vol) < 0) { /* unmounts if destroy did not run (a failed mount) */
         fprintf(stderr, "cairn mount: %s\n", g_vol.err);
         rc = 2;
