@@ -1290,13 +1290,14 @@ static int cmd_dump(struct args *a)
 
 static int cmd_mount(struct args *a)
 {
+#ifdef CAIRN_WITH_FUSE
     if (need_pos(a, 2, 2) < 0)
         return EXIT_ERROR;
-#ifdef CAIRN_WITH_FUSE
     a->vo.path = a->pos[0];
     return cairn_fuse_mount(&a->vo, a->pos[1], a->mount_opts[0] ? a->mount_opts : NULL,
                             a->foreground);
 #else
+    (void)a;
     errmsg("built without FUSE (install libfuse3-dev)");
     return EXIT_ERROR;
 #endif

@@ -21,6 +21,12 @@ export ASAN_OPTIONS
 skip() { echo "skipped: $1"; exit 77; }
 [ -c /dev/fuse ] || skip "no /dev/fuse"
 command -v fusermount3 >/dev/null 2>&1 || skip "no /dev/fuse (fusermount3 missing)"
+if "$CAIRN" mount "$W/none" "$W/none" 2>&1 | grep -q "built without FUSE"; then
+    skip "no /dev/fuse (cairn built without FUSE: install libfuse3-dev)"
+fi
+for p in git tar fio; do
+    command -v $p >/dev/null 2>&1 || skip "no $p (apt-get install fio git tar)"
+done
 
 rm -rf "$W"
 mkdir -p "$W/mnt" || exit 1
