@@ -206,5 +206,23 @@ else
     bad "mount for SIGKILL"
 fi
 
+# a full volume (nor-m25p16, 2 MiB): ENOSPC, then room again after rm; the image is locked
+IMG=$W/small
+"$CAIRN" mkfs -q --model nor-m25p16 "$IMG" >out.txt 2>&1 || bad "mkfs nor"
+if mount_fg; then
+    if "$CAIRN" ls -q "$IMG" >out.txt 2>&1; then bad "a mounted image is not locked"; else ok "a mounted image is locked"; fi
+    if dd if=/dev/urandom of="$MNT/full" bs=64k count=100 conv=fsync >out.txt 2>&1; then
+        bad "ENOSPC: a 6.4 MB write fit in 2 MiB"
+    else
+        grep -q "No space left" out.txt && ok "ENOSPC on a full volume" || bad "ENOSPC: no ENOSPC"
+    fi
+    check "after rm: room again" sh -c "rm '$MNT/full' && echo y >'$MNT/after' && test \"\$(cat '$MNT/after')\" = y"
+    unmount_wait
+    [ "$RC" = 0 ] && ok "full volume: unmount" || bad "full volume: unmount exit $RC"
+    check "full volume: fsck" "$CAIRN" fsck -q "$IMG"
+else
+    bad "mount nor"
+fi
+
 echo "test_fuse: $passed passed, $failed failed"
 [ $failed = 0 ]
