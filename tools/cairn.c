@@ -24,6 +24,9 @@
 #include "cairn.h"
 #include "probe.h"
 #include "vol.h"
+#ifdef CAIRN_WITH_FUSE
+#include "cairn_fuse.h"
+#endif
 
 #define EXIT_OK 0
 #define EXIT_PROBLEMS 1
@@ -42,6 +45,8 @@ struct args {
     int parents;        /* -p */
     int verbose;        /* -v */
     int quiet;          /* -q: no progress bar */
+    int foreground;     /* -f (mount) */
+    char mount_opts[1024]; /* -o (mount): every -o, comma-joined */
     int help;
     int npos;
     char **pos;
@@ -1283,6 +1288,21 @@ static int cmd_dump(struct args *a)
     return close_vol(&v, EXIT_OK);
 }
 
+static int cmd_mount(struct args *a)
+{
+#ifdef CAIRN_WITH_FUSE
+    if (need_pos(a, 2, 2) < 0)
+        return EXIT_ERROR;
+    a->vo.path = a->pos[0];
+    return cairn_fuse_mount(&a->vo, a->pos[1], a->mount_opts[0] ? a->mount_opts : NULL,
+                            a->foreground);
+#else
+    (void)a;
+    errmsg("built without FUSE (install libfuse3-dev)");
+    return EXIT_ERROR;
+#endif
+}
+
 /* ---- the command table and help ---- */
 
 struct command {
@@ -1353,6 +1373,13 @@ static const struct command commands[] = {
      "on NAND each page's tag and data CRC). Each problem is printed as 'problem: ...'.\n"
      "Exit 0 clean, 1 problems found (or the volume does not mount: corrupt), 2 error.\n"
      "The image is not changed (a read-only mount).\n" OPEN_HELP},
+    {"mount", cmd_mount, "of", "mount [-f] [-o OPTS] IMAGE DIR",
+     "Mounts the volume at DIR through FUSE 3 (read-write) until 'fusermount3 -u DIR' or\n"
+     "SIGTERM, then unmounts it cleanly. fsync and close make a file durable\n"
+     "(cairn_file_sync). No times, permissions or links; one request at a time.\n"
+     "  -f               foreground (default: in the background once mounted)\n"
+     "  -o OPTS          FUSE mount options, comma separated (repeatable); ro: read-only\n"
+     OPEN_HELP},
     {"info", cmd_info, "", "info IMAGE",
      "Geometry, segment size, space used and free, files, wear (erase counts and their\n"
      "histogram), bad blocks, the last checkpoint. Exit 1 when the volume does not mount.\n"
@@ -1476,7 +1503,7 @@ int main(int argc, char **argv)
     a.cmd = cmd->name;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc - 1, argv + 1, ":ho:lRrpvq", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc - 1, argv + 1, ":ho:lRrpvqf", longopts, NULL)) != -1) {
         uint64_t v64;
         if (c != 'h' && c != 'q' && c < 256 && c != '?' && c != ':' &&
             strchr(cmd->flags, c) == NULL) {
@@ -1485,7 +1512,17 @@ int main(int argc, char **argv)
         }
         switch (c) {
         case 'h': a.help = 1; break;
-        case 'o': a.output = optarg; break;
+        case 'o':
+            a.output = optarg;
+            if (strlen(a.mount_opts) + strlen(optarg) + 2 > sizeof a.mount_opts) {
+                errmsg("-o: too long");
+                return EXIT_ERROR;
+            }
+            if (a.mount_opts[0])
+                strcat(a.mount_opts, ",");
+            strcat(a.mount_opts, optarg);
+            break;
+        case 'f': a.foreground = 1; break;
         case 'l': a.long_list = 1; break;
         case 'R':
         case 'r': a.recursive = 1; break;

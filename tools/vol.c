@@ -317,7 +317,7 @@ static void make_config(struct vol *v, int read_only)
     v->cfg.dev = v->dev;
     v->cfg.node_size = v->node_size;
     v->cfg.cache_nodes = 32;
-    v->cfg.max_open = 8;
+    v->cfg.max_open = v->o.max_open ? v->o.max_open : 8;
     v->cfg.read_only = (uint8_t)(read_only != 0);
 }
 

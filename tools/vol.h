@@ -27,6 +27,7 @@ struct vol_opts {
     int have_spare;     /* spare is given */
     uint32_t spare;     /* NAND: OOB bytes per page in the image */
     int no_sync;        /* do not fdatasync the image (faster, not durable) */
+    uint32_t max_open;  /* handles the mount allows (0: 8) */
 };
 
 struct vol {

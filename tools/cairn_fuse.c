@@ -1,0 +1,445 @@
+/*
+ * `cairn mount`: a cairn volume served through FUSE 3 (the high-level API),
+ * single-threaded, so the one cairn context needs no locking. See
+ * cairn_fuse.h and docs/TOOL.md ("mount").
+ *
+ * FUSE file handles are cairn handles (the low 32 bits) with a "writable"
+ * flag above them. fsync maps to cairn_file_sync, flush (each close(2)) to
+ * cairn_file_sync on a writable handle (so close reports NOSPC and IO
+ * errors), release to cairn_close, fsyncdir to cairn_sync, and the FUSE
+ * destroy (fusermount3 -u, SIGTERM) to cairn_unmount. cairn keeps no times,
+ * permissions or links: utimens, chmod and chown succeed without doing
+ * anything; link and symlink are not implemented (ENOSYS).
+ */
+#define _POSIX_C_SOURCE 200809L
+#define _FILE_OFFSET_BITS 64
+#define _DEFAULT_SOURCE
+#define FUSE_USE_VERSION 31
+
+#include "cairn_fuse.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
+#pragma GCC diagnostic ignored "-Wshadow"
+#include <fuse.h>
+#pragma GCC diagnostic pop
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1u << 0) /* linux/fs.h */
+#endif
+
+#define FH_WRITABLE ((uint64_t)1 << 32)
+#define MOUNT_MAX_OPEN 32u
+
+static struct vol g_vol;
+static int g_read_only;
+static int g_served;      /* init ran: the FUSE mount was up */
+static int g_unmounted;   /* destroy unmounted cairn cleanly */
+
+static cairn *fs(void) { return g_vol.fs; }
+
+static int to_errno(int err)
+{
+    switch (err) {
+    case CAIRN_ERR_IO: return -EIO;
+    case CAIRN_ERR_CORRUPT: return -EIO;
+    case CAIRN_ERR_NOENT: return -ENOENT;
+    case CAIRN_ERR_EXIST: return -EEXIST;
+    case CAIRN_ERR_NOTDIR: return -ENOTDIR;
+    case CAIRN_ERR_ISDIR: return -EISDIR;
+    case CAIRN_ERR_NOTEMPTY: return -ENOTEMPTY;
+    case CAIRN_ERR_NAMETOOLONG: return -ENAMETOOLONG;
+    case CAIRN_ERR_BADF: return -EBADF;
+    case CAIRN_ERR_NOSPC: return -ENOSPC;
+    case CAIRN_ERR_INVAL: return -EINVAL;
+    case CAIRN_ERR_ROFS: return -EROFS;
+    case CAIRN_ERR_MFILE: return -EMFILE;
+    case CAIRN_ERR_NOATTR: return -ENODATA;
+    case CAIRN_ERR_FBIG: return -EFBIG;
+    default: return err < 0 ? -EIO : 0;
+    }
+}
+
+static int fh_fd(const struct fuse_file_info *fi) { return (int)(fi->fh & 0xFFFFFFFFu); }
+
+static void fill_stat(struct stat *st, const struct cairn_info *info)
+{
+    memset(st, 0, sizeof *st);
+    st->st_ino = info->id;
+    st->st_uid = getuid();
+    st->st_gid = getgid();
+    st->st_blksize = 4096;
+    if (info->type == CAIRN_TYPE_DIR) {
+        st->st_mode = S_IFDIR | 0755;
+        st->st_nlink = 2;
+    } else {
+        st->st_mode = S_IFREG | 0644;
+        st->st_nlink = 1;
+        st->st_size = info->size;
+        st->st_blocks = ((off_t)info->size + 511) / 512;
+    }
+}
+
+static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+    struct cairn_info info;
+    int err = fi ? cairn_fstat(fs(), fh_fd(fi), &info) : cairn_stat(fs(), path, &info);
+    if (fi && err == CAIRN_ERR_BADF) /* a removed file's handle */
+        err = cairn_stat(fs(), path, &info);
+    if (err < 0)
+        return to_errno(err);
+    fill_stat(st, &info);
+    return 0;
+}
+
+static int op_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t offset,
+                      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+    struct cairn_info info;
+    struct stat st;
+    int dd, r;
+    (void)offset, (void)fi, (void)flags;
+    dd = cairn_opendir(fs(), path);
+    if (dd < 0)
+        return to_errno(dd);
+    filler(buf, ".", NULL, 0, (enum fuse_fill_dir_flags)0);
+    filler(buf, "..", NULL, 0, (enum fuse_fill_dir_flags)0);
+    while ((r = cairn_readdir(fs(), dd, &info)) == 1) {
+        fill_stat(&st, &info);
+        if (filler(buf, info.name, &st, 0, (enum fuse_fill_dir_flags)0))
+            break;
+    }
+    cairn_closedir(fs(), dd);
+    return r < 0 ? to_errno(r) : 0;
+}
+
+static int open_flags(int flags)
+{
+    int cf;
+    switch (flags & O_ACCMODE) {
+    case O_WRONLY: cf = CAIRN_O_WRONLY; break;
+    case O_RDWR: cf = CAIRN_O_RDWR; break;
+    default: cf = CAIRN_O_RDONLY; break;
+    }
+    if (flags & O_CREAT)
+        cf |= CAIRN_O_CREAT;
+    if (flags & O_EXCL)
+        cf |= CAIRN_O_EXCL;
+    if ((flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY)
+        cf |= CAIRN_O_TRUNC;
+    /* O_APPEND: the kernel gives each write its offset (the end) */
+    return cf;
+}
+
+static int do_open(const char *path, int cf, struct fuse_file_info *fi)
+{
+    int fd = cairn_open(fs(), path, cf);
+    if (fd < 0)
+        return to_errno(fd);
+    fi->fh = (uint64_t)(uint32_t)fd;
+    if ((cf & CAIRN_O_RDWR) != CAIRN_O_RDONLY)
+        fi->fh |= FH_WRITABLE;
+    return 0;
+}
+
+static int op_open(const char *path, struct fuse_file_info *fi)
+{
+    return do_open(path, open_flags(fi->flags), fi);
+}
+
+static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+    (void)mode;
+    return do_open(path, open_flags(fi->flags) | CAIRN_O_CREAT, fi);
+}
+
+static int op_read(const char *path, char *buf, size_t size, off_t off,
+                   struct fuse_file_info *fi)
+{
+    int fd = fh_fd(fi);
+    int32_t r, done = 0;
+    (void)path;
+    if (off >= INT32_MAX)
+        return 0;
+    if (size > INT32_MAX)
+        size = INT32_MAX;
+    r = cairn_seek(fs(), fd, (int32_t)off, CAIRN_SEEK_SET);
+    if (r < 0)
+        return to_errno(r);
+    while ((size_t)done < size) {
+        r = cairn_read(fs(), fd, buf + done, (int32_t)(size - (size_t)done));
+        if (r < 0)
+            return done ? done : to_errno(r);
+        if (r == 0)
+            break;
+        done += r;
+    }
+    return done;
+}
+
+static int op_write(const char *path, const char *buf, size_t size, off_t off,
+                    struct fuse_file_info *fi)
+{
+    int fd = fh_fd(fi);
+    int32_t r;
+    (void)path;
+    if (off > INT32_MAX || size > (size_t)(INT32_MAX - off))
+        return -EFBIG;
+    r = cairn_seek(fs(), fd, (int32_t)off, CAIRN_SEEK_SET);
+    if (r < 0)
+        return to_errno(r);
+    r = cairn_write(fs(), fd, buf, (int32_t)size);
+    if (r < 0)
+        return to_errno(r);
+    return r; /* fewer than size: the rest did not fit (the next write: ENOSPC) */
+}
+
+static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+    int fd, err, cerr;
+    if (size < 0)
+        return -EINVAL;
+    if (size > INT32_MAX)
+        return -EFBIG;
+    if (fi && (fi->fh & FH_WRITABLE)) {
+        err = cairn_truncate(fs(), fh_fd(fi), (int32_t)size);
+        if (err != CAIRN_ERR_BADF)
+            return to_errno(err);
+    }
+    fd = cairn_open(fs(), path, CAIRN_O_WRONLY);
+    if (fd < 0)
+        return to_errno(fd);
+    err = cairn_truncate(fs(), fd, (int32_t)size);
+    cerr = cairn_close(fs(), fd);
+    return to_errno(err < 0 ? err : cerr);
+}
+
+static int op_flush(const char *path, struct fuse_file_info *fi)
+{
+    int err;
+    (void)path;
+    if (!(fi->fh & FH_WRITABLE))
+        return 0;
+    err = cairn_file_sync(fs(), fh_fd(fi));
+    return err == CAIRN_ERR_BADF ? 0 : to_errno(err); /* BADF: removed */
+}
+
+static int op_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+    int err;
+    (void)path, (void)datasync;
+    if (!(fi->fh & FH_WRITABLE))
+        return 0;
+    err = cairn_file_sync(fs(), fh_fd(fi));
+    return err == CAIRN_ERR_BADF ? 0 : to_errno(err);
+}
+
+static int op_release(const char *path, struct fuse_file_info *fi)
+{
+    int err;
+    err = cairn_close(fs(), fh_fd(fi));
+    if (err < 0)
+        fprintf(stderr, "cairn mount: close %s: %s (%s)\n", path, cairn_errname(err),
+                cairn_strerror(err));
+    return to_errno(err);
+}
+
+static int op_fsyncdir(const char *path, int datasync, struct fuse_file_info *fi)
+{
+    (void)path, (void)datasync, (void)fi;
+    return g_read_only ? 0 : to_errno(cairn_sync(fs()));
+}
+
+static int op_unlink(const char *path)
+{
+    struct cairn_info info;
+    int err = cairn_stat(fs(), path, &info);
+    if (err == 0 && info.type == CAIRN_TYPE_DIR)
+        return -EISDIR;
+    return to_errno(err < 0 ? err : cairn_remove(fs(), path));
+}
+
+static int op_rmdir(const char *path)
+{
+    struct cairn_info info;
+    int err = cairn_stat(fs(), path, &info);
+    if (err == 0 && info.type != CAIRN_TYPE_DIR)
+        return -ENOTDIR;
+    return to_errno(err < 0 ? err : cairn_remove(fs(), path));
+}
+
+static int op_mkdir(const char *path, mode_t mode)
+{
+    (void)mode;
+    return to_errno(cairn_mkdir(fs(), path));
+}
+
+static int op_rename(const char *from, const char *to, unsigned int flags)
+{
+    struct cairn_info info;
+    if (flags & ~(unsigned)RENAME_NOREPLACE)
+        return -EINVAL; /* RENAME_EXCHANGE, RENAME_WHITEOUT */
+    if ((flags & RENAME_NOREPLACE) && cairn_stat(fs(), to, &info) == 0)
+        return -EEXIST;
+    return to_errno(cairn_rename(fs(), from, to));
+}
+
+static int op_statfs(const char *path, struct statvfs *sv)
+{
+    struct cairn_fsinfo fi;
+    int err = cairn_fs_stat(fs(), &fi);
+    unsigned long unit;
+    (void)path;
+    if (err < 0)
+        return to_errno(err);
+    unit = fi.page_size ? fi.page_size : 512;
+    memset(sv, 0, sizeof *sv);
+    sv->f_bsize = unit;
+    sv->f_frsize = unit;
+    sv->f_blocks = (fsblkcnt_t)(fi.total_bytes / unit);
+    sv->f_bfree = (fsblkcnt_t)(fi.free_bytes / unit);
+    sv->f_bavail = sv->f_bfree;
+    sv->f_namemax = fi.name_max ? fi.name_max : CAIRN_NAME_MAX;
+    return 0;
+}
+
+static int op_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
+{
+    struct cairn_info info;
+    (void)tv;
+    if (fi)
+        return 0;
+    return to_errno(cairn_stat(fs(), path, &info)); /* no times: only "exists" */
+}
+
+static int op_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+    struct cairn_info info;
+    (void)mode;
+    if (fi)
+        return 0;
+    return to_errno(cairn_stat(fs(), path, &info));
+}
+
+static int op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
+{
+    struct cairn_info info;
+    (void)uid, (void)gid;
+    if (fi)
+        return 0;
+    return to_errno(cairn_stat(fs(), path, &info));
+}
+
+static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+    (void)conn;
+    g_served = 1;
+    cfg->use_ino = 1;
+    cfg->entry_timeout = 1.0;
+    cfg->attr_timeout = 1.0;
+    cfg->negative_timeout = 0;
+    return NULL;
+}
+
+static void op_destroy(void *private_data)
+{
+    (void)private_data;
+    if (vol_unmount(&g_vol) < 0)
+        fprintf(stderr, "cairn mount: %s\n", g_vol.err);
+    else
+        g_unmounted = 1;
+}
+
+/* Is "ro" one of the comma-separated options? */
+static int has_ro(const char *opts)
+{
+    const char *p = opts;
+    while (p && *p) {
+        size_t n = strcspn(p, ",");
+        if (n == 2 && strncmp(p, "ro", 2) == 0)
+            return 1;
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
+int cairn_fuse_mount(struct vol_opts *vo, const char *dir, const char *options, int foreground)
+{
+    static struct fuse_operations ops;
+    char fsname[1200];
+    char *argv[16];
+    int argc = 0, rc;
+    size_t i;
+    char *abs = realpath(vo->path, NULL); /* the daemon runs in / */
+    g_read_only = has_ro(options);
+    if (abs)
+        vo->path = abs;
+    vo->max_open = MOUNT_MAX_OPEN;
+    if (vol_open(&g_vol, vo, g_read_only) < 0 || vol_mount(&g_vol, g_read_only) < 0) {
+        fprintf(stderr, "cairn mount: %s\n", g_vol.err);
+        vol_close(&g_vol);
+        free(abs);
+        return 2;
+    }
+    memset(&ops, 0, sizeof ops);
+    ops.getattr = op_getattr;
+    ops.readdir = op_readdir;
+    ops.open = op_open;
+    ops.create = op_create;
+    ops.read = op_read;
+    ops.write = op_write;
+    ops.truncate = op_truncate;
+    ops.flush = op_flush;
+    ops.fsync = op_fsync;
+    ops.release = op_release;
+    ops.fsyncdir = op_fsyncdir;
+    ops.unlink = op_unlink;
+    ops.rmdir = op_rmdir;
+    ops.mkdir = op_mkdir;
+    ops.rename = op_rename;
+    ops.statfs = op_statfs;
+    ops.utimens = op_utimens;
+    ops.chmod = op_chmod;
+    ops.chown = op_chown;
+    ops.init = op_init;
+    ops.destroy = op_destroy;
+
+    /* fsname: the image path, without the commas FUSE would split on */
+    snprintf(fsname, sizeof fsname, "fsname=%s,subtype=cairn", vo->path);
+    for (i = strlen("fsname="); fsname[i] && strncmp(fsname + i, ",subtype", 8) != 0; i++)
+        if (fsname[i] == ',' || fsname[i] == '\\')
+            fsname[i] = '_';
+    argv[argc++] = (char *)"cairn";
+    argv[argc++] = (char *)"-s"; /* single-threaded: one cairn context */
+    if (foreground)
+        argv[argc++] = (char *)"-f";
+    argv[argc++] = (char *)"-o";
+    argv[argc++] = fsname;
+    if (options && *options) {
+        argv[argc++] = (char *)"-o";
+        argv[argc++] = (char *)options;
+    }
+    argv[argc++] = (char *)dir;
+    argv[argc] = NULL;
+    rc = fuse_main(argc, argv, &ops, NULL);
+    if (rc && g_served && g_unmounted)
+        rc = 0; /* ended by SIGTERM/SIGINT/SIGHUP (fuse_main returns 1): a clean end */
+    if (vol_close(&g_vol) < 0) { /* unmounts if destroy did not run (a failed mount) */
+        fprintf(stderr, "cairn mount: %s\n", g_vol.err);
+        rc = 2;
+    }
+    free(abs);
+    return rc ? 2 : 0;
+}
