@@ -260,6 +260,7 @@ static inline void drv_init(struct mdrv *d, struct tfs *t, struct model *m, cons
     d->m = m;
     d->label = label;
     d->seed = seed;
+    d->max_open = t->cfg.max_open ? t->cfg.max_open : 4; /* cairn's default (fs.c) */
 }
 
 #endif

@@ -525,9 +525,14 @@ static int d_cut(struct mdrv *d, const char *what)
 int d_open(struct mdrv *d, const char *path, int flags)
 {
     struct model *m = d->m;
-    int exp = m_open_exp(m, path, flags), fd, obj = -1;
+    int exp = m_open_exp(m, path, flags), fd, obj = -1, i;
+    uint32_t open_now = 0;
     char what[300];
     snprintf(what, sizeof what, "open(%.200s, 0x%x)", path, (unsigned)flags);
+    for (i = 0; i < M_MAXFD; i++)
+        open_now += m->fds[i].used != 0;
+    if (exp >= 0 && d->max_open && open_now >= d->max_open)
+        exp = CAIRN_ERR_MFILE;
     if (d->record) {
         if (exp < 0)
             return exp;

@@ -104,6 +104,10 @@ struct mdrv {
      * file stays, as in the model). */
     int nospc_ok;
     long nospc;
+    /* cairn's handle limit (cfg.max_open, or its default): with that many
+     * handles open (a close refused with NOSPC keeps its handle), an open
+     * must return CAIRN_ERR_MFILE. 0: not checked. */
+    uint32_t max_open;
 };
 
 /* Each returns cairn's result (or, in record mode, the model's error for an
