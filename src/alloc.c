@@ -333,9 +333,13 @@ int cn_gc_squeeze_fits(cairn *fs, uint32_t live)
     uint32_t have = fs->seg_pages;
     /* A recovery may take the last segment (a cut gives back all it wrote)
      * and any victim that gains: it must not leave fewer free segments than
-     * the next recovery needs (a journal segment and one for nodes) */
+     * the next recovery needs (a journal segment and one for nodes). Outside
+     * recovery, any victim whose moves and node writes fit one segment: its
+     * moves are recorded only by the commit that frees it, so a cut gives the
+     * segment back (limited to a quarter live before, a 95%-full NOR volume
+     * wedged with a 45%-live victim and good garbage: DESIGN.md, GC steps) */
     if (fs->recovering ? cn_free_segs(fs) < 1u || need >= fs->seg_pages
-                       : cn_free_segs(fs) < CN_GC_FLOOR || live > fs->seg_pages / 4u)
+                       : cn_free_segs(fs) < CN_GC_FLOOR || need > fs->seg_pages)
         return 0;
     if (m->seg != CN_NONE && m->page < fs->seg_pages &&
         !(fs->segs[m->seg].flags & (CN_SF_FAILING | CN_SF_EVICT)))
