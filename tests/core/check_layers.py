@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""The layers of the core (docs/DESIGN.md "Layers"), checked on the built library.
+
+Every src/*.c file sits on one layer; a file may call down and sideways (its own
+layer), never up. The calls are read from the object files of the static library
+(`nm`: which file defines each external symbol, which files use it), so what is
+checked is what the compiler linked, not what comments say.
+
+The core does not yet keep this everywhere: the calls up that exist today are
+listed in KNOWN_UP, each with the reason it is there. The check fails when a
+call up appears that is not listed (a new one), and when a listed one is gone
+(so that the list only shrinks: delete the line). Prints every edge it checked.
+
+usage: check_layers.py LIBCAIRN.a [NM]
+"""
+from __future__ import annotations
+
+import collections
+import subprocess
+import sys
+
+# Lowest first. A file calls only files on its own layer or below.
+LAYERS = (
+    ("base", ("crc.c", "invariant.c")),
+    ("device", ("device.c",)),                      # the driver's calls, bad blocks, erase state
+    ("segments", ("seg.c",)),                       # the segment table: states, live counts, wear
+    ("heads", ("alloc.c",)),                        # pages from the write heads, space accounting
+    ("checkpoint", ("anchor.c", "ckpt.c")),         # anchors, checkpoint slots
+    ("index", ("cache.c", "tree.c")),               # node cache, the B+tree
+    ("journal", ("journal.c",)),                    # records in the log segment
+    ("records", ("apply.c",)),                      # a change as records, applied to the tree; commit
+    ("collector", ("gc.c",)),                       # GC: victims, moves
+    ("objects", ("file.c", "dir.c", "ring.c", "bd.c")),  # files, directories, rings, sectors
+    ("api", ("fs.c", "check.c")),                   # mount, format, sync, cairn_check
+)
+
+# (caller file, callee symbol): calls up that exist today, and why.
+KNOWN_UP = {
+    # A write call first settles space (GC, commit) through the allocator,
+    # which sits below both: alloc.c's cn_settle / cn_space_for_user belong in a
+    # settle layer above records and GC (issue 11, "a single settle point").
+    ("alloc.c", "cn_commit"): "settle commits: settle point not split out yet",
+    ("alloc.c", "cn_gc_cheap_victim"): "settle runs GC",
+    ("alloc.c", "cn_gc_collect"): "settle runs GC",
+    ("alloc.c", "cn_gc_step"): "settle runs GC",
+    ("alloc.c", "cn_anchor_evicting"): "settle avoids the segment an anchor replacement takes",
+    # The session mark is a checkpoint: the device layer writes it.
+    ("device.c", "cn_ckpt_write"): "cn_begin_write writes the session checkpoint",
+    ("device.c", "cn_head_failed"): "a failed program retires the head it was in",
+    ("device.c", "cn_ra_forget"): "a program drops read-ahead copies of the pages it overwrites",
+    # The journal's NAND page tags are built and checked in file.c.
+    ("journal.c", "cn_make_tag"): "NAND spare tags are built in file.c",
+    ("journal.c", "cn_tag_ok"): "NAND spare tags are checked in file.c",
+    # Records reach into the objects above them.
+    ("apply.c", "cn_files_forget_extents"): "a commit invalidates open files' cached extents",
+    ("apply.c", "cn_name_hash"): "directory keys hash names (dir.c)",
+    ("apply.c", "cn_ring_apply"): "ring records are applied by ring.c",
+    # GC moves file data through the file layer and reads the mount's state.
+    ("gc.c", "cn_files_forget_tails"): "moved pages invalidate open files' tails",
+    ("gc.c", "cn_write_data"): "GC writes moved data pages through file.c",
+    ("gc.c", "cn_fs_ready"): "cairn_gc is an API entry point kept in gc.c",
+    # Objects use the mount's readiness check.
+    ("file.c", "cn_fs_ready"): "API entry points check the mount (fs.c)",
+    ("dir.c", "cn_fs_ready"): "API entry points check the mount (fs.c)",
+    ("ring.c", "cn_fs_ready"): "API entry points check the mount (fs.c)",
+    ("bd.c", "cn_fs_ready"): "API entry points check the mount (fs.c)",
+}
+
+
+def layer_of() -> dict:
+    out = {}
+    for depth, (_, files) in enumerate(LAYERS):
+        for f in files:
+            out[f] = depth
+    return out
+
+
+def read_symbols(lib: str, nm: str):
+    """defined: symbol -> file; used: file -> symbols it takes from outside."""
+    text = subprocess.run([nm, "-A", lib], check=True, capture_output=True,
+                          text=True).stdout
+    defined, used = {}, collections.defaultdict(set)
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 3 and not (len(parts) == 2 and parts[1] == "U"):
+            continue
+        member = parts[0].split(":")[-2] if parts[0].count(":") >= 2 else parts[0]
+        member = member.rsplit("/", 1)[-1]
+        for suffix in (".c.o", ".c.obj", ".o"):
+            if member.endswith(suffix):
+                member = member[: -len(suffix)] + ".c"
+                break
+        kind, sym = parts[-2], parts[-1]
+        if kind == "U":
+            used[member].add(sym)
+        elif kind in "TDBRCG":
+            defined[sym] = member
+    return defined, used
+
+
+def main() -> int:
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    lib, nm = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "nm"
+    depth = layer_of()
+    defined, used = read_symbols(lib, nm)
+    files = set(used) | set(defined.values())
+    unplaced = sorted(f for f in files if f not in depth)
+    failures = []
+    if unplaced:
+        failures.append(f"files on no layer (add them to LAYERS): {', '.join(unplaced)}")
+    up_seen = set()
+    edges = 0
+    for caller in sorted(used):
+        for sym in sorted(used[caller]):
+            callee = defined.get(sym)
+            if callee is None or callee == caller or caller not in depth or callee not in depth:
+                continue
+            edges += 1
+            if depth[callee] <= depth[caller]:
+                continue
+            up_seen.add((caller, sym))
+            what = (f"{caller} ({LAYERS[depth[caller]][0]}) calls up into {callee} "
+                    f"({LAYERS[depth[callee]][0]}): {sym}")
+            if (caller, sym) in KNOWN_UP:
+                print(f"  known call up: {what}: {KNOWN_UP[(caller, sym)]}")
+            else:
+                failures.append(f"new call up: {what}")
+    for key in sorted(set(KNOWN_UP) - up_seen):
+        failures.append(f"listed in KNOWN_UP but no longer a call up (delete the line): {key}")
+    print(f"check_layers: {len(depth)} files on {len(LAYERS)} layers, {edges} calls between "
+          f"files checked, {len(up_seen)} calls up ({len(KNOWN_UP)} known)")
+    for f in failures:
+        print(f"FAIL {f}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
