@@ -141,6 +141,7 @@ static inline void cn_put64(uint8_t *p, uint64_t v)
 }
 
 uint32_t cn_crc32(uint32_t crc, const void *data, uint32_t len);
+uint32_t cn_name_hash(const char *name, uint32_t len);
 /* Every CRC read from flash is compared here. A fuzzing build defines
  * CAIRN_FUZZ_NO_CRC so that mutated images get past the CRCs into the parsing
  * behind them (tests/fuzz); no other build may. */
@@ -489,7 +490,6 @@ struct cn_where {
 int cn_lookup(cairn *fs, const char *path, struct cn_where *w);
 int cn_want_dir(const struct cn_where *w);
 int cn_inode_get(cairn *fs, uint32_t id, uint8_t *type, uint32_t *parent, int32_t *size);
-uint32_t cn_name_hash(const char *name, uint32_t len);
 
 /* file.c */
 int cn_file_flush(cairn *fs, struct cn_file *f);
@@ -541,7 +541,7 @@ int cn_log_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
 int cn_record_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
                         const uint8_t *data, uint32_t *phys);
 
-/* fs.c */
+/* invariant.c: the entry guard */
 int cn_fs_ready(cairn *fs, int write);
 
 /* more of dir.c, file.c, apply.c */

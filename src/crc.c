@@ -1,5 +1,6 @@
-/* CRC-32 (IEEE 802.3, reflected, as zlib computes it), nibble-table form:
- * 64 bytes of table instead of 1 KiB keeps the core small. */
+/* The checksums and hashes every layer uses. CRC-32 (IEEE 802.3, reflected,
+ * as zlib computes it), nibble-table form: 64 bytes of table instead of 1 KiB
+ * keeps the core small. */
 #include "cn.h"
 
 static const uint32_t crc_nibble[16] = {
@@ -17,4 +18,16 @@ uint32_t cn_crc32(uint32_t crc, const void *data, uint32_t len)
         crc = (crc >> 4) ^ crc_nibble[crc & 0xFu];
     }
     return ~crc;
+}
+
+/* A directory entry's name hash (FNV-1a folded to 24 bits): the tree key of
+ * the entry, computed by the directory code and by replay. */
+uint32_t cn_name_hash(const char *name, uint32_t len)
+{
+    uint32_t h = 2166136261u, i; /* FNV-1a, folded to 24 bits */
+    for (i = 0; i < len; i++) {
+        h ^= (uint8_t)name[i];
+        h *= 16777619u;
+    }
+    return (h ^ (h >> 24)) & 0xFFFFFFu;
 }

@@ -7,16 +7,6 @@
  * Names come from outside, so any number may share a hash (cn.h). */
 #include "cn.h"
 
-uint32_t cn_name_hash(const char *name, uint32_t len)
-{
-    uint32_t h = 2166136261u, i; /* FNV-1a, folded to 24 bits */
-    for (i = 0; i < len; i++) {
-        h ^= (uint8_t)name[i];
-        h *= 16777619u;
-    }
-    return (h ^ (h >> 24)) & 0xFFFFFFu;
-}
-
 /* What dir_find found: the child, its type and its entry's sub. */
 struct cn_found {
     uint32_t child, sub;

@@ -227,23 +227,6 @@ static void teardown(cairn *fs)
     fs->mounted = 0;
 }
 
-int cn_fs_ready(cairn *fs, int write)
-{
-    if (fs == NULL || !fs->mounted)
-        return CAIRN_ERR_INVAL;
-    if (fs->broken)
-        return CAIRN_ERR_IO;
-    cn_state_check(fs);
-    if (write && fs->read_only)
-        return CAIRN_ERR_ROFS;
-    if (write) {
-        fs->call_erases = 0;
-        fs->call_moved = 0;
-        fs->call_hard = 0;
-    }
-    return 0;
-}
-
 /* ---- format ---- */
 
 /* Segments after the anchors that are not bad (format). */

@@ -110,3 +110,24 @@ void cn_state_check(const cairn *fs)
 void cn_state_check(const cairn *fs) { (void)fs; }
 
 #endif
+
+/* The guard at the entry of every operation: a mounted, working file system
+ * (and a writable one for a change), the state check, and the per-call
+ * counters started afresh. Below every object, so that all of them may call
+ * it. */
+int cn_fs_ready(cairn *fs, int write)
+{
+    if (fs == NULL || !fs->mounted)
+        return CAIRN_ERR_INVAL;
+    if (fs->broken)
+        return CAIRN_ERR_IO;
+    cn_state_check(fs);
+    if (write && fs->read_only)
+        return CAIRN_ERR_ROFS;
+    if (write) {
+        fs->call_erases = 0;
+        fs->call_moved = 0;
+        fs->call_hard = 0;
+    }
+    return 0;
+}

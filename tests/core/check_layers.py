@@ -24,6 +24,7 @@ LAYERS = (
     ("base", ("crc.c",)),
     ("device", ("device.c",)),                      # the driver's calls, bad blocks, erase state
     ("segments", ("seg.c",)),                       # the segment table: states, live counts, wear
+    ("guard", ("invariant.c",)),                    # the entry guard and the state check
     ("heads", ("alloc.c",)),                        # pages from the write heads, space accounting
     ("checkpoint", ("anchor.c", "ckpt.c")),         # anchors, checkpoint slots
     ("index", ("cache.c", "tree.c")),               # node cache, the B+tree
@@ -31,7 +32,7 @@ LAYERS = (
     ("records", ("apply.c",)),                      # a change as records, applied to the tree; commit
     ("collector", ("gc.c",)),                       # GC: victims, moves
     ("objects", ("file.c", "dir.c", "ring.c", "bd.c")),  # files, directories, rings, sectors
-    ("api", ("fs.c", "check.c", "invariant.c")),    # mount, format, sync, checks
+    ("api", ("fs.c", "check.c")),                   # mount, format, sync, cairn_check
 )
 
 # (caller file, callee symbol): calls up that exist today, and why.
@@ -53,17 +54,10 @@ KNOWN_UP = {
     ("journal.c", "cn_tag_ok"): "NAND spare tags are checked in file.c",
     # Records reach into the objects above them.
     ("apply.c", "cn_files_forget_extents"): "a commit invalidates open files' cached extents",
-    ("apply.c", "cn_name_hash"): "directory keys hash names (dir.c)",
     ("apply.c", "cn_ring_apply"): "ring records are applied by ring.c",
-    # GC moves file data through the file layer and reads the mount's state.
+    # GC moves file data through the file layer.
     ("gc.c", "cn_files_forget_tails"): "moved pages invalidate open files' tails",
     ("gc.c", "cn_write_data"): "GC writes moved data pages through file.c",
-    ("gc.c", "cn_fs_ready"): "cairn_gc is an API entry point kept in gc.c",
-    # Objects use the mount's readiness check.
-    ("file.c", "cn_fs_ready"): "API entry points check the mount (fs.c)",
-    ("dir.c", "cn_fs_ready"): "API entry points check the mount (fs.c)",
-    ("ring.c", "cn_fs_ready"): "API entry points check the mount (fs.c)",
-    ("bd.c", "cn_fs_ready"): "API entry points check the mount (fs.c)",
 }
 
 
