@@ -124,13 +124,6 @@ int cn_ra_fill(cairn *fs, uint32_t phys, uint32_t pages)
     return 0;
 }
 
-/* Pages [page, +pages) are about to change on flash. */
-void cn_ra_forget(cairn *fs, uint32_t page, uint32_t pages)
-{
-    if (fs->ra_pages && page < fs->ra_phys + fs->ra_pages && page + pages > fs->ra_phys)
-        fs->ra_pages = 0;
-}
-
 uint32_t cn_cache_evictable(const cairn *fs)
 {
     uint32_t i, n = 0;

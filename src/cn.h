@@ -365,7 +365,6 @@ void cn_cache_drop(cairn *fs, uint32_t slot);
 #define CN_RA_SLOTS 2u /* node-cache slots a read-ahead may take */
 const uint8_t *cn_ra_page(cairn *fs, uint32_t phys);
 int cn_ra_fill(cairn *fs, uint32_t phys, uint32_t pages);
-void cn_ra_forget(cairn *fs, uint32_t page, uint32_t pages);
 uint32_t cn_cache_evictable(const cairn *fs);
 int cn_cache_flush(cairn *fs);
 

@@ -78,6 +78,14 @@ int cn_begin_write(cairn *fs)
     return cn_ckpt_write(fs, 0);
 }
 
+/* Pages [page, +pages) are about to change on flash: the read-ahead window
+ * (cache.c fills it into node slots) no longer holds what they will. */
+static void ra_forget(cairn *fs, uint32_t page, uint32_t pages)
+{
+    if (fs->ra_pages && page < fs->ra_phys + fs->ra_pages && page + pages > fs->ra_phys)
+        fs->ra_pages = 0;
+}
+
 int cn_dev_prog(cairn *fs, uint32_t page, uint32_t off, const void *buf,
                 uint32_t len, const void *spare, uint32_t spare_len)
 {
@@ -88,7 +96,7 @@ int cn_dev_prog(cairn *fs, uint32_t page, uint32_t off, const void *buf,
         return CAIRN_ERR_ROFS;
     if (!in_volume(fs, page, off, len))
         return CAIRN_ERR_CORRUPT;
-    cn_ra_forget(fs, page, (off + len + fs->page_size - 1) / fs->page_size);
+    ra_forget(fs, page, (off + len + fs->page_size - 1) / fs->page_size);
     if (off + len <= fs->page_size)
         return note_result(fs, page, d->prog(d->ctx, page, off, in, len, spare, spare_len));
     while (len > 0) { /* whole pages from here on: off is 0 */
@@ -118,7 +126,7 @@ int cn_dev_erase_seg(cairn *fs, uint32_t seg)
         return CAIRN_ERR_ROFS;
     if (seg >= fs->seg_count)
         return CAIRN_ERR_CORRUPT;
-    cn_ra_forget(fs, seg * fs->seg_pages, fs->seg_pages);
+    ra_forget(fs, seg * fs->seg_pages, fs->seg_pages);
     fs->call_erases++;
     fs->segs[seg].erase_count++; /* a failed erase wore the block too */
     for (i = 0; i < bpl; i++) {

@@ -48,7 +48,6 @@ KNOWN_UP = {
     # The session mark is a checkpoint: the device layer writes it.
     ("device.c", "cn_ckpt_write"): "cn_begin_write writes the session checkpoint",
     ("device.c", "cn_head_failed"): "a failed program retires the head it was in",
-    ("device.c", "cn_ra_forget"): "a program drops read-ahead copies of the pages it overwrites",
     # The journal's NAND page tags are built and checked in file.c.
     ("journal.c", "cn_make_tag"): "NAND spare tags are built in file.c",
     ("journal.c", "cn_tag_ok"): "NAND spare tags are checked in file.c",
