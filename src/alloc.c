@@ -1,5 +1,5 @@
-/* Allocation: the append heads, the reserves, and making room before an
- * operation writes.
+/* Allocation: the append heads and the reserves, accounted; making room
+ * (GC, commits) is space.c's, above.
  *
  * Heads keep data of different lifetimes out of each other's erase blocks:
  * tree nodes (META), data moved by GC (COLD: it has already outlived the
@@ -150,6 +150,13 @@ static unsigned data_head_of(cairn *fs, uint32_t id)
     return CN_H_DATA + pick;
 }
 
+/* A file that was promised pages (cn_reserve) takes its data head now, so
+ * that no other writer is handed it. */
+void cn_data_head_claim(cairn *fs, uint32_t id)
+{
+    (void)data_head_of(fs, id);
+}
+
 /* Is page `phys` outside the segment file `id`'s own data head fills? */
 int cn_off_own_head(const cairn *fs, uint32_t id, uint32_t phys)
 {
@@ -173,7 +180,7 @@ void cn_heads_forget_file(cairn *fs, struct cn_file *f)
 }
 
 /* Segments that reservations may still claim beyond what their heads hold. */
-static uint32_t reserved_segs(const cairn *fs)
+uint32_t cn_reserved_segs(const cairn *fs)
 {
     return (fs->reserved + fs->seg_pages - 1) / fs->seg_pages;
 }
@@ -192,7 +199,7 @@ int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t want,
         return err;
     h = short_lived && fs->data_heads > 1 ? (unsigned)CN_H_META : data_head_of(fs, f->id);
     if (f->reserved == 0 && need_segment(fs, h, want, 0) &&
-        cn_free_segs(fs) <= CN_RESERVE_SEGS + reserved_segs(fs))
+        cn_free_segs(fs) <= CN_RESERVE_SEGS + cn_reserved_segs(fs))
         return CAIRN_ERR_NOSPC; /* the free segments are promised to others */
     if (f->reserved > 0) {
         /* a reserved file may take the segments held back for it */
@@ -207,37 +214,6 @@ int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t want,
         return err;
     }
     return cn_head_pages(fs, h, want, 0, page_out, got);
-}
-
-/* Pages not holding live data, in every segment the file system may use. */
-static uint64_t reclaimable_pages(const cairn *fs)
-{
-    uint64_t n = 0;
-    uint32_t s;
-    for (s = fs->seg_base; s < fs->seg_count; s++)
-        if (fs->segs[s].state != CN_SEG_BAD)
-            n += fs->seg_pages - fs->segs[s].live;
-    return n;
-}
-
-/* Room for user data: free segments beyond the reserve (and beyond what
- * reservations hold), collecting garbage when there are not enough. The
- * volume is full when what could be reclaimed is no more than the reserve;
- * below that every collected victim gains pages, so the loop ends. */
-int cn_space_for_user(cairn *fs)
-{
-    uint32_t rounds = 0;
-    while (cn_free_segs(fs) <= CN_RESERVE_SEGS + reserved_segs(fs)) {
-        int err;
-        if (reclaimable_pages(fs) <=
-                (uint64_t)(CN_RESERVE_SEGS + 2u + reserved_segs(fs)) * fs->seg_pages ||
-            ++rounds > 2 * fs->seg_count)
-            return CAIRN_ERR_NOSPC;
-        err = cn_gc_collect(fs);
-        if (err)
-            return err;
-    }
-    return 0;
 }
 
 /* Pages one new file can surely be given (cairn_fs_stat's free_bytes):
@@ -270,26 +246,6 @@ uint64_t cn_free_promise(const cairn *fs)
     held = (uint64_t)(CN_RESERVE_SEGS + CN_H_DATA + fs->data_heads + 1u) * fs->seg_pages +
            fs->reserved;
     return n > held ? (n - held) * fs->page_size : 0;
-}
-
-/* Promise `pages` more pages to file f (cairn_fallocate). */
-int cn_reserve(cairn *fs, struct cn_file *f, uint32_t pages)
-{
-    uint64_t need = (uint64_t)fs->reserved + pages;
-    int err;
-    if (pages == 0)
-        return 0;
-    if (need > (uint64_t)fs->seg_pages * fs->seg_count)
-        return CAIRN_ERR_NOSPC;
-    fs->reserved += pages;
-    err = cn_space_for_user(fs);
-    if (err) {
-        fs->reserved -= pages;
-        return err;
-    }
-    f->reserved += pages;
-    (void)data_head_of(fs, f->id);
-    return 0;
 }
 
 /* Can GC empty a victim with `live` pages in what it may use: its moves and
@@ -361,66 +317,4 @@ int cn_meta_room(cairn *fs, uint32_t extra)
     if (free > floor)
         have += (free - floor) * fs->seg_pages;
     return have >= need || fs->recovering;
-}
-
-/* Commits and collection a record may need, done at the top of an operation
- * (deletes on a full volume depend on it), never from GC itself. */
-static int record_space(cairn *fs)
-{
-    int err = 0;
-    if (fs->read_only)
-        return CAIRN_ERR_ROFS;
-    if (!fs->in_gc && !fs->recovering && cn_free_segs(fs) <= CN_RESERVE_SEGS) {
-        if (cn_dead_segs(fs) > 0)
-            err = cn_commit(fs);
-        else if (!cn_meta_room(fs, 0))
-            err = cn_gc_collect(fs);
-    }
-    return err == CAIRN_ERR_NOSPC ? 0 : err;
-}
-
-/* A failing anchor's replacement still holds data: empty it now, not in
- * steps, because the healthy anchor has only its spare slots left (anchor.c). */
-int cn_evict_for_anchor(cairn *fs)
-{
-    uint32_t rounds;
-    int err = 0;
-    for (rounds = 0; rounds < 4u && !err && cn_anchor_evicting(fs); rounds++)
-        err = cn_gc_collect(fs);
-    return err == CAIRN_ERR_NOSPC ? 0 : err;
-}
-
-/* At the top of an operation that may write `pages` of file data: begin the
- * session, make room for records, and collect garbage: one bounded step
- * (cfg.gc_step_pages moved pages) while free segments run low, a whole
- * victim only when the data would otherwise have nowhere to go. Errors of
- * space are left for the allocation to report, so a write that fits in what
- * is left still happens. */
-int cn_settle(cairn *fs, uint32_t pages)
-{
-    int err = cn_begin_write(fs);
-    if (!err)
-        err = record_space(fs);
-    if (!err && !fs->in_gc && !fs->recovering)
-        err = cn_evict_for_anchor(fs);
-    if (!err && pages > 0 && !fs->in_gc) {
-        uint32_t soft = CN_RESERVE_SEGS + 1u + reserved_segs(fs), moved;
-        /* one budget per call, however many pieces the call writes in */
-        if ((cn_free_segs(fs) <= soft || fs->gc.phase != CN_GC_IDLE) &&
-            fs->call_moved < fs->gc_step) {
-            err = cn_gc_step(fs, fs->gc_step - fs->call_moved, pages, &moved);
-            fs->call_moved += moved;
-            /* No victim fits a bounded step (it may use less than the hard
-             * path). With garbage that pays the hard path still runs: before,
-             * a write found no segment at 39% full (torture nor-w25q128-b4,
-             * seed 31). Without (a nearly full volume), the hard path would
-             * move much for little and leave GC no room: test_space's 95%
-             * ageing wedged. */
-            if (err == CAIRN_ERR_NOSPC && cn_gc_cheap_victim(fs))
-                err = 0;
-        }
-        if (!err && cn_free_segs(fs) <= CN_RESERVE_SEGS + reserved_segs(fs))
-            err = cn_space_for_user(fs);
-    }
-    return err == CAIRN_ERR_NOSPC ? 0 : err;
 }

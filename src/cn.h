@@ -409,7 +409,7 @@ void cn_seg_release_dead(cairn *fs);
 void cn_seg_retire(cairn *fs, uint32_t seg);
 uint32_t cn_wear_spread(const cairn *fs, uint32_t *min_out, uint32_t *max_out);
 
-/* alloc.c: heads, reserves, space for records and user data */
+/* alloc.c: heads and reserves, accounted */
 int cn_head_pages(cairn *fs, unsigned h, uint32_t want, int exact, uint32_t *page_out,
                   uint32_t *got);
 void cn_head_failed(cairn *fs, uint32_t page);
@@ -419,14 +419,12 @@ struct cn_file;
 int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t want,
                   uint32_t *page_out,
                   uint32_t *got);
-int cn_settle(cairn *fs, uint32_t pages);
-int cn_evict_for_anchor(cairn *fs);
-int cn_space_for_user(cairn *fs);
 int cn_meta_room(cairn *fs, uint32_t extra);
 int cn_gc_fits(cairn *fs, uint32_t live, int at_once);
 int cn_gc_squeeze_fits(cairn *fs, uint32_t live);
-int cn_reserve(cairn *fs, struct cn_file *f, uint32_t pages);
 uint64_t cn_free_promise(const cairn *fs);
+uint32_t cn_reserved_segs(const cairn *fs);
+void cn_data_head_claim(cairn *fs, uint32_t id);
 int cn_record_freeing(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
 void cn_heads_forget_file(cairn *fs, struct cn_file *f);
 int cn_off_own_head(const cairn *fs, uint32_t id, uint32_t phys);
@@ -469,12 +467,18 @@ int cn_record_move(cairn *fs, const uint8_t *p);
 int cn_move_unrecorded(cairn *fs, const uint8_t *p);
 int cn_record_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32_t count,
                      int32_t size);
-int cn_finish_orphans(cairn *fs, uint32_t budget);
 
 /* gc.c */
 int cn_gc_step(cairn *fs, uint32_t budget, uint32_t written, uint32_t *moved);
 int cn_gc_collect(cairn *fs);
 int cn_gc_cheap_victim(cairn *fs);
+
+/* space.c: the settle point at the entry of an operation */
+int cn_settle(cairn *fs, uint32_t pages);
+int cn_evict_for_anchor(cairn *fs);
+int cn_space_for_user(cairn *fs);
+int cn_reserve(cairn *fs, struct cn_file *f, uint32_t pages);
+int cn_finish_orphans(cairn *fs, uint32_t budget);
 
 /* dir.c */
 /* What cn_lookup found: the object, its entry (parent, sub) and the last

@@ -31,23 +31,16 @@ LAYERS = (
     ("journal", ("journal.c",)),                    # records in the log segment
     ("records", ("apply.c",)),                      # a change as records, applied to the tree; commit
     ("collector", ("gc.c",)),                       # GC: victims, moves
+    ("settle", ("space.c",)),                       # making room at the entry of an operation
     ("objects", ("file.c", "dir.c", "ring.c", "bd.c")),  # files, directories, rings, sectors
     ("api", ("fs.c", "check.c")),                   # mount, format, sync, cairn_check
 )
 
 # (caller file, callee symbol): calls up that exist today, and why.
 KNOWN_UP = {
-    # A write call first settles space (GC, commit) through the allocator,
-    # which sits below both: alloc.c's cn_settle / cn_space_for_user belong in a
-    # settle layer above records and GC (issue 11, "a single settle point").
-    ("alloc.c", "cn_commit"): "settle commits: settle point not split out yet",
-    ("alloc.c", "cn_gc_cheap_victim"): "settle runs GC",
-    ("alloc.c", "cn_gc_collect"): "settle runs GC",
-    ("alloc.c", "cn_gc_step"): "settle runs GC",
-    ("alloc.c", "cn_anchor_evicting"): "settle avoids the segment an anchor replacement takes",
     # The session mark is a checkpoint: the device layer writes it.
     ("device.c", "cn_ckpt_write"): "cn_begin_write writes the session checkpoint",
-    ("device.c", "cn_head_failed"): "a failed program retires the head it was in",
+    ("device.c", "cn_head_failed"): "a read that needed correction closes the head writing there",
     # The journal's NAND page tags are built and checked in file.c.
     ("journal.c", "cn_make_tag"): "NAND spare tags are built in file.c",
     ("journal.c", "cn_tag_ok"): "NAND spare tags are checked in file.c",
