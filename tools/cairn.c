@@ -964,7 +964,7 @@ static int check_erased(struct vol *v, const struct ckpt *ck)
     if (buf == NULL)
         return -1;
     for (seg = 0; seg < ck->h.seg_count; seg++) {
-        if (ck->segs[seg].state != SEG_ERASED)
+        if (ck->segs[seg].state != CN_SEG_ERASED)
             continue;
         for (p = 0; p < ck->h.seg_pages; p++) {
             uint32_t page = seg * ck->h.seg_pages + p;
@@ -1030,7 +1030,7 @@ static int cmd_fsck(struct args *a)
     v.on_io = on_io_read;
     v.on_io_arg = &v;
     err = cairn_check(v.fs, &r, report_problem, NULL);
-    if ((err == 0 || err == CAIRN_ERR_CORRUPT) && have_ck && (ck.h.flags & CKPT_FLAG_CLEAN)) {
+    if ((err == 0 || err == CAIRN_ERR_CORRUPT) && have_ck && (ck.h.flags & CN_CK_F_CLEAN)) {
         erased_problems = check_erased(&v, &ck);
         if (erased_problems < 0) {
             printf("problem: out of memory\n");
@@ -1093,7 +1093,7 @@ static void print_wear(const struct ckpt *ck)
     uint32_t i, lo = 0xFFFFFFFFu, hi = 0, buckets, width, counts[10] = {0}, most = 0, b;
     for (i = 0; i < ck->h.seg_count; i++) {
         uint32_t e = ck->segs[i].erase_count;
-        if (ck->segs[i].state == SEG_BAD)
+        if (ck->segs[i].state == CN_SEG_BAD)
             continue;
         lo = e < lo ? e : lo;
         hi = e > hi ? e : hi;
@@ -1103,7 +1103,7 @@ static void print_wear(const struct ckpt *ck)
     buckets = hi - lo + 1 < 10 ? hi - lo + 1 : 10;
     width = (hi - lo) / buckets + 1;
     for (i = 0; i < ck->h.seg_count; i++)
-        if (ck->segs[i].state != SEG_BAD) {
+        if (ck->segs[i].state != CN_SEG_BAD) {
             b = (ck->segs[i].erase_count - lo) / width;
             counts[b]++;
         }
@@ -1197,7 +1197,7 @@ static int cmd_info(struct args *a)
     }
     if (have_ck) {
         for (i = 0; i < ck.h.seg_count; i++)
-            bad_segs += ck.segs[i].state == SEG_BAD;
+            bad_segs += ck.segs[i].state == CN_SEG_BAD;
         print_wear(&ck);
     }
     printf("bad blocks:      %u segment%s retired", (unsigned)bad_segs, bad_segs == 1 ? "" : "s");
@@ -1209,7 +1209,7 @@ static int cmd_info(struct args *a)
                "offset %u (seq %u)\n",
                (unsigned)ck.h.seq, (unsigned)ck.anchor[ck.anchor_index], (unsigned)ck.slot,
                ck.copy ? " (second copy)" : "",
-               ck.h.flags & CKPT_FLAG_CLEAN ? "clean" : "not clean (the journal is replayed)",
+               ck.h.flags & CN_CK_F_CLEAN ? "clean" : "not clean (the journal is replayed)",
                (unsigned)ck.h.log_seg, (unsigned)ck.h.log_off, (unsigned)ck.h.log_seq);
         printf("anchors:         segments %u and %u: %u and %u valid checkpoints of %u slots\n",
                (unsigned)ck.anchor[0], (unsigned)ck.anchor[1], (unsigned)ck.valid[0],
@@ -1252,8 +1252,8 @@ static int cmd_dump(struct args *a)
     printf("magic        CRN1\n");
     printf("version      %u\n", (unsigned)h->version);
     printf("flags        0x%04x (%s%s)\n", (unsigned)h->flags,
-           h->flags & CKPT_FLAG_CLEAN ? "clean" : "not clean",
-           h->flags & CKPT_FLAG_OTHER_ERASED ? ", other anchor erased" : "");
+           h->flags & CN_CK_F_CLEAN ? "clean" : "not clean",
+           h->flags & CN_CK_F_OTHER_ERASED ? ", other anchor erased" : "");
     printf("seq          %u\n", (unsigned)h->seq);
     printf("length       %u\n", (unsigned)h->length);
     printf("crc          0x%08x\n", (unsigned)h->crc);
@@ -1268,7 +1268,7 @@ static int cmd_dump(struct args *a)
     printf("log_off      %u\n", (unsigned)h->log_off);
     printf("log_seq      %u\n", (unsigned)h->log_seq);
     printf("clock        %u\n", (unsigned)h->clock);
-    for (i = 0; i < CKPT_HEADS; i++) {
+    for (i = 0; i < CN_CK_HEADS; i++) {
         ckpt_head_name(i, name, sizeof name);
         if (h->head_seg[i] == 0xFFFFFFFFu)
             printf("head %-7s none\n", name);
