@@ -5,7 +5,7 @@
  * nodes. Everything read from flash is checked before it is used: a hostile
  * image gives "problem:" lines, never a crash or an endless loop.
  *
- * The output is line-oriented and the Python decoder (python/cairn/format.py)
+ * The output is line-oriented and the Python decoder (python/cairn/ondisk.py)
  * prints the same lines for the same image (tests/tool/test_tool.sh compares).
  */
 #ifndef CAIRN_DUMP_H
