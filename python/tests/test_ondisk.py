@@ -449,3 +449,45 @@ def test_pure_import():
     r = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str(cairn.DISK_VERSION)
+
+
+def test_numbers_match_format_h():
+    """The decoder's numbers are src/format.h's (the C side defines them once; this
+    keeps the Python copy honest)."""
+    import re
+    text = (REPO / "src" / "format.h").read_text()
+    defs = {m[1]: m[2].strip() for m in re.finditer(r"#define (CN_\w+) +([^/\n]+)", text)}
+    enums = {m[1]: int(m[2], 0) for m in re.finditer(r"\b(CN_\w+) = (0x[0-9A-Fa-f]+|\d+)", text)}
+
+    def num(name):
+        v = defs[name].replace("CN_RESERVE_SEGS", defs["CN_RESERVE_SEGS"])
+        v = re.sub(r"\b(0x[0-9A-Fa-f]+|\d+)u\b", r"\1", v)
+        assert re.fullmatch(r"[0-9A-Fa-fx +()]+", v), (name, v)  # literals and + only
+        return int(eval(v, {}))
+
+    same = {"CK_MAGIC": "CN_CK_MAGIC", "CK_HDR": "CN_CK_HDR", "CK_ENTRY": "CN_CK_ENTRY",
+            "CK_HEADS": "CN_CK_HEADS", "CK_F_CLEAN": "CN_CK_F_CLEAN",
+            "CK_F_OTHER_ERASED": "CN_CK_F_OTHER_ERASED", "NODE_MAGIC": "CN_NODE_MAGIC",
+            "NODE_VERSION": "CN_NODE_VERSION", "NODE_HDR": "CN_NODE_HDR",
+            "NODE_IENT": "CN_NODE_IENT", "NODE_LEAF_HDR": "CN_NODE_LEAF_HDR",
+            "SUB_MASK": "CN_SUB_MASK", "MARK_SLOT": "CN_MARK_SLOT", "SUB_OVF": "CN_SUB_OVF",
+            "INODE_LEN": "CN_INODE_LEN", "RING_INODE_LEN": "CN_RING_INODE_LEN",
+            "INODE_F_RING": "CN_INODE_F_RING", "DIRENT_HDR": "CN_DIRENT_HDR",
+            "EXTENT_VAL": "CN_EXTENT_VAL", "MARK_VAL": "CN_MARK_VAL", "REC_HDR": "CN_REC_HDR",
+            "REC_MAX": "CN_REC_MAX", "TAG_MAGIC": "CN_TAG_MAGIC", "TAG_VERSION": "CN_TAG_VERSION",
+            "TAG_LEN": "CN_TAG_LEN", "TAG_DATA": "CN_TAG_DATA", "TAG_LOG": "CN_TAG_LOG",
+            "MAX_HEIGHT": "CN_MAX_HEIGHT", "MIN_SEGS": "CN_MIN_SEGS"}
+    for py, c in same.items():
+        assert getattr(cf, py) == num(c), (py, c)
+    for rtype, (name, fixed, _) in cf.REC_KINDS.items():
+        assert enums["CN_R_" + name] == rtype, name
+        if rtype != cf.R_PAD:
+            assert num("CN_RL_" + name) == fixed, name
+    assert sorted(v for k, v in enums.items() if k.startswith("CN_R_")) == sorted(cf.REC_KINDS)
+    for i, name in enumerate(cf.KIND_NAMES):
+        assert enums["CN_K_" + name] == i
+    for i, name in enumerate(("FREE", "ERASED", "OPEN", "FULL", "LOG", "ANCHOR", "BAD")):
+        assert enums["CN_SEG_" + name] == i
+    for i, name in enumerate(cf.SEG_FLAGS):
+        assert num("CN_SF_" + {"nodes": "NODES", "scrub": "SCRUB", "failing": "FAILING",
+                               "stuck": "STUCK", "evict": "EVICT"}[name]) == 1 << i
