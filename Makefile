@@ -29,7 +29,8 @@ venv: $(VENV)/.stamp
 
 test: build venv
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	CAIRN_LIB="$(abspath $(BUILD))/python/libcairn_py.so" $(VPY) -m pytest -c python/pytest.ini python/tests
+	CAIRN_LIB="$(abspath $(BUILD))/python/libcairn_py.so" CAIRN_TOOL="$(abspath $(BUILD))/tools/cairn" \
+	  $(VPY) -m pytest -c python/pytest.ini python/tests
 	@$(MAKE) --no-print-directory test-cross
 
 # The C tests built for 32-bit ARM and big-endian s390x and run under

@@ -1,24 +1,9 @@
 /* Journal records and their effect on the tree. The live path appends a
  * record and applies it with the very function mount uses to replay it, so a
  * replayed volume reaches the same tree and the same space accounting.
- *
- * Payloads (little-endian):
- *   EXTENT  id, fpage, phys, count, size        pages [fpage, +count) at phys
- *   SIZE    id, size                            set size (shrink queues trim)
- *   TRIM    id                                  free up to CN_TRIM_BATCH keys
- *   MOVE    id, fpage, old phys, new phys, count  GC moved pages of one extent
- *   PUNCH   id, fpage, count                    pages become a hole (sector trim)
- *   RING    id, slot, phys, count, size, head   ring file: slots at phys, new window
- *   RINGNEW capacity, then a CREATE payload     create a ring file (ring.c applies both)
- *   CREATE  parent, id, sub, type u8, nlen u8, name
- *   REMOVE  parent, sub, id
- *   RENAME  oparent, osub, nparent, nsub, replaced, id, nlen u8, name
- *   (a sub is a DIRENT sub or CN_SUB_OVF | hash24: cn.h; creating, removing
- *   or moving an overflow entry also counts it in its bucket's mark)
- *   ATTR    id, type u8, len u8, value          ATTRDEL id, type u8
- * Tree values: inode (cn.h); dirent and overflow entry {id u32, type u8,
- * nlen u8, name}; bucket mark {count u32}; extent {phys u32, count u32};
- * attr: the bytes; orphan (key 0/ORPHAN/id): empty. */
+ * Payloads and tree values: docs/FORMAT.md "Journal" and "Values" (a sub is
+ * a DIRENT sub or CN_SUB_OVF | hash24; creating, removing or moving an
+ * overflow entry also counts it in its bucket's mark). */
 #include <stddef.h>
 
 #include "cn.h"
@@ -106,7 +91,9 @@ CN_NOINLINE static int get_extent(cairn *fs, uint64_t key, uint32_t *phys, uint3
         return err;
     *phys = cn_get32(v);
     *count = cn_get32(v + 4);
-    return vlen == 8 && valid_run(fs, cn_key_sub(key), *phys, *count) ? 0 : CAIRN_ERR_CORRUPT;
+    return vlen == CN_EXTENT_VAL && valid_run(fs, cn_key_sub(key), *phys, *count)
+               ? 0
+               : CAIRN_ERR_CORRUPT;
 }
 
 static int put_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32_t count)
@@ -397,13 +384,13 @@ CN_NOINLINE static int apply_create(cairn *fs, const uint8_t *p, uint32_t len)
     uint32_t parent = cn_get32(p), id = cn_get32(p + 4), sub = cn_get32(p + 8);
     uint8_t type = p[12], nlen = p[13], v[CN_INODE_LEN], ptype = 0;
     int err;
-    if (len != 14u + nlen || nlen == 0 || id < 2 || id > CN_ID_MAX || !cn_sub_ok(sub) ||
+    if (len != CN_RL_CREATE + nlen || nlen == 0 || id < 2 || id > CN_ID_MAX || !cn_sub_ok(sub) ||
         (type != CAIRN_TYPE_FILE && type != CAIRN_TYPE_DIR))
         return CAIRN_ERR_CORRUPT;
     err = cn_inode_get(fs, parent, &ptype, NULL, NULL);
     if (err || ptype != CAIRN_TYPE_DIR)
         return err ? err : CAIRN_ERR_CORRUPT;
-    err = put_dirent(fs, parent, sub, id, type, p + 14, nlen);
+    err = put_dirent(fs, parent, sub, id, type, p + CN_RL_CREATE, nlen);
     if (!err)
         err = mark_adjust(fs, parent, sub, 1);
     if (err)
@@ -436,7 +423,7 @@ CN_NOINLINE static int apply_rename(cairn *fs, const uint8_t *p, uint32_t len)
     uint32_t vlen;
     uint8_t nlen = p[24], v[6], type;
     int err;
-    if (len != 25u + nlen || nlen == 0 || !cn_sub_ok(osub) || !cn_sub_ok(nsub))
+    if (len != CN_RL_RENAME + nlen || nlen == 0 || !cn_sub_ok(osub) || !cn_sub_ok(nsub))
         return CAIRN_ERR_CORRUPT;
     err = cn_tree_get(fs, cn_dirent_key(op, osub, id), v, sizeof v, &vlen);
     if (err || vlen < 7 || cn_get32(v) != id)
@@ -454,7 +441,7 @@ CN_NOINLINE static int apply_rename(cairn *fs, const uint8_t *p, uint32_t len)
         cn_files_forget_extents(fs, replaced);
     }
     if (!err)
-        err = put_dirent(fs, np, nsub, id, type, p + 25, nlen);
+        err = put_dirent(fs, np, nsub, id, type, p + CN_RL_RENAME, nlen);
     if (!err && replaced == 0)
         err = mark_adjust(fs, np, nsub, 1);
     if (!err)
@@ -472,7 +459,7 @@ int cn_apply_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint3
 
 int cn_apply_create(cairn *fs, const uint8_t *p, uint32_t len)
 {
-    return len >= 14 ? apply_create(fs, p, len) : CAIRN_ERR_CORRUPT;
+    return len >= CN_RL_CREATE ? apply_create(fs, p, len) : CAIRN_ERR_CORRUPT;
 }
 #endif
 
@@ -483,37 +470,37 @@ int cn_apply(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
     case CN_R_NEXT:
         return 0;
     case CN_R_EXTENT:
-        if (len != 20)
+        if (len != CN_RL_EXTENT)
             return CAIRN_ERR_CORRUPT;
         return apply_extent(fs, cn_get32(p), cn_get32(p + 4), cn_get32(p + 8),
                             cn_get32(p + 12), (int32_t)cn_get32(p + 16));
     case CN_R_SIZE:
-        return len == 8 ? apply_size(fs, cn_get32(p), (int32_t)cn_get32(p + 4))
+        return len == CN_RL_SIZE ? apply_size(fs, cn_get32(p), (int32_t)cn_get32(p + 4))
                         : CAIRN_ERR_CORRUPT;
     case CN_R_TRIM:
-        return len == 4 ? apply_trim(fs, cn_get32(p)) : CAIRN_ERR_CORRUPT;
+        return len == CN_RL_TRIM ? apply_trim(fs, cn_get32(p)) : CAIRN_ERR_CORRUPT;
     case CN_R_MOVE:
-        return len == 20 ? apply_move(fs, p) : CAIRN_ERR_CORRUPT;
+        return len == CN_RL_MOVE ? apply_move(fs, p) : CAIRN_ERR_CORRUPT;
     case CN_R_PUNCH:
-        return len == 12 ? apply_punch(fs, cn_get32(p), cn_get32(p + 4), cn_get32(p + 8))
+        return len == CN_RL_PUNCH ? apply_punch(fs, cn_get32(p), cn_get32(p + 4), cn_get32(p + 8))
                          : CAIRN_ERR_CORRUPT;
     case CN_R_CREATE:
-        return len >= 14 ? apply_create(fs, p, len) : CAIRN_ERR_CORRUPT;
+        return len >= CN_RL_CREATE ? apply_create(fs, p, len) : CAIRN_ERR_CORRUPT;
     case CN_R_RING:
     case CN_R_RINGNEW:
         return cn_ring_apply(fs, type, p, len);
     case CN_R_REMOVE:
-        return len == 12 ? apply_remove(fs, cn_get32(p), cn_get32(p + 4), cn_get32(p + 8))
+        return len == CN_RL_REMOVE ? apply_remove(fs, cn_get32(p), cn_get32(p + 4), cn_get32(p + 8))
                          : CAIRN_ERR_CORRUPT;
     case CN_R_RENAME:
-        return len >= 25 ? apply_rename(fs, p, len) : CAIRN_ERR_CORRUPT;
+        return len >= CN_RL_RENAME ? apply_rename(fs, p, len) : CAIRN_ERR_CORRUPT;
     case CN_R_ATTR:
-        if (len < 6 || len != 6u + p[5] || p[5] > CAIRN_ATTR_MAX)
+        if (len < CN_RL_ATTR || len != CN_RL_ATTR + p[5] || p[5] > CAIRN_ATTR_MAX)
             return CAIRN_ERR_CORRUPT;
-        return cn_tree_put(fs, cn_key(cn_get32(p), CN_K_ATTR, p[4]), p + 6, p[5]);
+        return cn_tree_put(fs, cn_key(cn_get32(p), CN_K_ATTR, p[4]), p + CN_RL_ATTR, p[5]);
     case CN_R_ATTRDEL: {
         int err;
-        if (len != 5)
+        if (len != CN_RL_ATTRDEL)
             return CAIRN_ERR_CORRUPT;
         err = cn_tree_del(fs, cn_key(cn_get32(p), CN_K_ATTR, p[4]));
         return err == CAIRN_ERR_NOENT ? 0 : err;
@@ -610,7 +597,7 @@ int cn_record_move(cairn *fs, const uint8_t *p)
     /* one extent split in place: a leaf, maybe a new one, and their path */
     int err = record_room(fs, fs->height + 2u);
     if (!err)
-        err = cn_log_append(fs, CN_R_MOVE, p, 20);
+        err = cn_log_append(fs, CN_R_MOVE, p, CN_RL_MOVE);
     return err ? err : record_done(fs, apply_move(fs, p));
 }
 
@@ -656,8 +643,8 @@ int cn_record_ring(cairn *fs, const uint8_t *p)
 {
     int err = record_room(fs, 0);
     if (!err)
-        err = cn_log_append(fs, CN_R_RING, p, 24);
-    return err ? err : record_done(fs, cn_ring_apply(fs, CN_R_RING, p, 24));
+        err = cn_log_append(fs, CN_R_RING, p, CN_RL_RING);
+    return err ? err : record_done(fs, cn_ring_apply(fs, CN_R_RING, p, CN_RL_RING));
 }
 #endif
 
@@ -676,13 +663,13 @@ int cn_record_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint
     fs->freeing = 1; /* for the record's room and its application alike */
     err = record_room(fs, 0);
     if (!err && cn_log_extend_extent(fs, id, fpage, phys, count, size) != 1) {
-        uint8_t p[20];
+        uint8_t p[CN_RL_EXTENT];
         cn_put32(p, id);
         cn_put32(p + 4, fpage);
         cn_put32(p + 8, phys);
         cn_put32(p + 12, count);
         cn_put32(p + 16, (uint32_t)size);
-        err = cn_log_append(fs, CN_R_EXTENT, p, 20);
+        err = cn_log_append(fs, CN_R_EXTENT, p, CN_RL_EXTENT);
     }
     if (!err)
         err = record_done(fs, apply_extent(fs, id, fpage, phys, count, size));

@@ -4,8 +4,7 @@
  * them bottom-up and patch each parent before the parent itself is written. */
 #include "cn.h"
 
-#define NODE_MAGIC 0x4E43u /* "CN" */
-#define NODE_HDR 16u
+#define NODE_HDR CN_NODE_HDR
 
 uint8_t *cn_slot_data(cairn *fs, uint32_t slot)
 {
@@ -14,18 +13,19 @@ uint8_t *cn_slot_data(cairn *fs, uint32_t slot)
 
 CN_NOINLINE static int node_check(const uint8_t *node, uint32_t size)
 {
-    uint32_t used = cn_get16(node + 6);
+    uint32_t used = cn_get16(node + CN_NODE_O_USED);
     uint8_t hdr[NODE_HDR];
     uint32_t crc;
-    if (cn_get16(node) != NODE_MAGIC || node[2] != 1 || node[3] >= CN_MAX_HEIGHT)
+    if (cn_get16(node + CN_NODE_O_MAGIC) != CN_NODE_MAGIC ||
+        node[CN_NODE_O_VERSION] != CN_NODE_VERSION || node[CN_NODE_O_LEVEL] >= CN_MAX_HEIGHT)
         return CAIRN_ERR_CORRUPT;
     if (used > size - NODE_HDR)
         return CAIRN_ERR_CORRUPT;
     memcpy(hdr, node, NODE_HDR);
-    cn_put32(hdr + 12, 0);
+    cn_put32(hdr + CN_NODE_O_CRC, 0);
     crc = cn_crc32(0, hdr, NODE_HDR);
     crc = cn_crc32(crc, node + NODE_HDR, used);
-    return cn_crc_ok(cn_get32(node + 12), crc) ? 0 : CAIRN_ERR_CORRUPT;
+    return cn_crc_ok(cn_get32(node + CN_NODE_O_CRC), crc) ? 0 : CAIRN_ERR_CORRUPT;
 }
 
 /* A slot to reuse (>= 0), or an error. */
@@ -170,7 +170,7 @@ int cn_cache_get(cairn *fs, uint32_t ref)
     fs->slots[slot].pins = 0;
     fs->slots[slot].addr = ref;
     fs->slots[slot].sane = 0;
-    fs->slots[slot].level = cn_slot_data(fs, slot)[3];
+    fs->slots[slot].level = cn_slot_data(fs, slot)[CN_NODE_O_LEVEL];
     fs->slots[slot].lru = ++fs->lru_clock;
     return (int)slot;
 }
@@ -229,9 +229,9 @@ static void patch_parent(cairn *fs, uint32_t child, uint32_t level, uint32_t add
         if (!fs->slots[i].used || !fs->slots[i].dirty || fs->slots[i].level != level + 1)
             continue;
         n = cn_slot_data(fs, i);
-        count = cn_get16(n + 4);
+        count = cn_get16(n + CN_NODE_O_COUNT);
         for (j = 0; j < count; j++) {
-            uint8_t *e = n + NODE_HDR + j * 12u;
+            uint8_t *e = n + NODE_HDR + j * CN_NODE_IENT;
             if (cn_get32(e + 8) == ref) {
                 cn_put32(e + 8, addr);
                 return;
@@ -243,13 +243,13 @@ static void patch_parent(cairn *fs, uint32_t child, uint32_t level, uint32_t add
 CN_NOINLINE static int write_node(cairn *fs, uint32_t slot)
 {
     uint8_t *n = cn_slot_data(fs, slot);
-    uint32_t page, got, used = cn_get16(n + 6), crc, tries = 0;
+    uint32_t page, got, used = cn_get16(n + CN_NODE_O_USED), crc, tries = 0;
     int err;
-    cn_put32(n + 8, fs->ckpt_seq + 1);
-    cn_put32(n + 12, 0);
+    cn_put32(n + CN_NODE_O_SEQ, fs->ckpt_seq + 1); /* the checkpoint that will name it */
+    cn_put32(n + CN_NODE_O_CRC, 0);
     crc = cn_crc32(0, n, NODE_HDR);
     crc = cn_crc32(crc, n + NODE_HDR, used);
-    cn_put32(n + 12, crc);
+    cn_put32(n + CN_NODE_O_CRC, crc);
     /* bytes past `used` are stale; clear them so images compress and read clean */
     memset(n + NODE_HDR + used, 0xFF, fs->node_size - NODE_HDR - used);
     do { /* a failed program retires the segment: write the node elsewhere */

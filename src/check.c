@@ -161,9 +161,11 @@ static int check_tag(cairn *fs, struct chk *c, uint32_t id, uint32_t fpage, uint
         problem(c, "data: page unreadable");
         return 0;
     }
-    if (!cn_tag_ok(tag) || cn_get32(tag + 4) != id || cn_get32(tag + 8) != fpage)
+    if (!cn_tag_ok(tag) || cn_get32(tag + CN_TAG_O_ID) != id ||
+        cn_get32(tag + CN_TAG_O_FPAGE) != fpage)
         problem(c, "data: page tag does not match its extent");
-    else if (!cn_crc_ok(cn_get32(tag + 20), cn_crc32(0, fs->scratch2, fs->page_size)))
+    else if (!cn_crc_ok(cn_get32(tag + CN_TAG_O_DATA_CRC),
+                        cn_crc32(0, fs->scratch2, fs->page_size)))
         problem(c, "data: page content fails its CRC");
     return 0;
 }

@@ -2,25 +2,16 @@
  * two anchor segments (the first two good segments of the volume). Slots
  * fill in order inside one anchor; when it is full the other anchor is
  * erased and restarted. Mount finds the newest valid checkpoint with a
- * handful of reads: slot 0 of each anchor says which anchor is current, a
- * binary search finds its last written slot. On NAND a slot holds two copies
- * of the checkpoint, so one unreadable page does not lose the volume.
- *
- * Layout (little-endian), then the segment table, then zero padding:
- *   0 magic "CRN1"   4 version u16, flags u16   8 seq   12 length   16 crc
- *  20 page_size  24 seg_pages  28 seg_count  32 node_size
- *  36 root  40 height  44 next_id  48 log seg  52 log off  56 log seq
- *  60 segment clock  64 heads: meta, cold, data 0..7 as (seg, page)
- * 144 per segment (12 bytes, may straddle pages): erase_count u32, stamp u32,
- *     live u16, state u8, flags u8
- * crc is CRC-32 of `length` bytes with the crc field zero. */
+ * handful of reads: a binary search in each anchor finds its last written
+ * slot, and the newer of the two valid checkpoints wins. On NAND a slot holds
+ * two copies of the checkpoint, so one unreadable page does not lose the
+ * volume. Layout: docs/FORMAT.md "Checkpoint" (offsets in format.h). */
 #include "cn.h"
 
-#define CK_MAGIC 0x314E5243u
-#define CK_CLEAN 1u
+#define CK_CLEAN CN_CK_F_CLEAN
 /* The other anchor was erased after the switch to this one (pre_erase) and
  * nothing has been written into it since, as far as the writer knew. */
-#define CK_OTHER_ERASED 2u
+#define CK_OTHER_ERASED CN_CK_F_OTHER_ERASED
 /* ckpt_blank_from[a] when only a checkpoint says anchor a is erased. A later
  * session may have torn a switch into it without a checkpoint to say so, and
  * an erase that was cut reads erased yet does not hold what is programmed
@@ -40,24 +31,29 @@ static uint32_t slot_page(const cairn *fs, uint32_t anchor, uint32_t slot)
  * are built and parsed a byte at a time). */
 static uint8_t entry_byte(const struct cn_seg *g, uint32_t b)
 {
-    if (b < 4)
-        return (uint8_t)(g->erase_count >> (8 * b));
-    if (b < 8)
-        return (uint8_t)(g->stamp >> (8 * (b - 4)));
-    if (b < 10)
-        return (uint8_t)(g->live >> (8 * (b - 8)));
-    return b == 10 ? g->state : g->flags;
+    if (b < CN_CK_E_STAMP)
+        return (uint8_t)(g->erase_count >> (8 * (b - CN_CK_E_ERASES)));
+    if (b < CN_CK_E_LIVE)
+        return (uint8_t)(g->stamp >> (8 * (b - CN_CK_E_STAMP)));
+    if (b < CN_CK_E_STATE)
+        return (uint8_t)(g->live >> (8 * (b - CN_CK_E_LIVE)));
+    return b == CN_CK_E_STATE ? g->state : g->flags;
+}
+
+static uint32_t set_byte(uint32_t word, uint32_t shift, uint8_t v)
+{
+    return (word & ~(0xFFu << shift)) | ((uint32_t)v << shift);
 }
 
 static void set_entry_byte(struct cn_seg *g, uint32_t b, uint8_t v)
 {
-    if (b < 4)
-        g->erase_count = (g->erase_count & ~(0xFFu << (8 * b))) | ((uint32_t)v << (8 * b));
-    else if (b < 8)
-        g->stamp = (g->stamp & ~(0xFFu << (8 * (b - 4)))) | ((uint32_t)v << (8 * (b - 4)));
-    else if (b < 10)
-        g->live = (uint16_t)((g->live & ~(0xFFu << (8 * (b - 8)))) | ((uint32_t)v << (8 * (b - 8))));
-    else if (b == 10)
+    if (b < CN_CK_E_STAMP)
+        g->erase_count = set_byte(g->erase_count, 8 * (b - CN_CK_E_ERASES), v);
+    else if (b < CN_CK_E_LIVE)
+        g->stamp = set_byte(g->stamp, 8 * (b - CN_CK_E_STAMP), v);
+    else if (b < CN_CK_E_STATE)
+        g->live = (uint16_t)set_byte(g->live, 8 * (b - CN_CK_E_LIVE), v);
+    else if (b == CN_CK_E_STATE)
         g->state = v;
     else
         g->flags = v;
@@ -80,25 +76,25 @@ static void ck_page(cairn *fs, uint32_t j, uint8_t *buf, uint32_t flags, uint32_
 
     memset(buf, 0, ps);
     if (j == 0) {
-        cn_put32(buf, CK_MAGIC);
-        cn_put16(buf + 4, CAIRN_DISK_VERSION);
-        cn_put16(buf + 6, (uint16_t)flags);
-        cn_put32(buf + 8, seq);
-        cn_put32(buf + 12, ck_len(fs));
-        cn_put32(buf + 20, fs->page_size);
-        cn_put32(buf + 24, fs->seg_pages);
-        cn_put32(buf + 28, fs->seg_count);
-        cn_put32(buf + 32, fs->node_size);
-        cn_put32(buf + 36, fs->root);
-        cn_put32(buf + 40, fs->height);
-        cn_put32(buf + 44, fs->next_id);
-        cn_put32(buf + 48, fs->log.seg);
-        cn_put32(buf + 52, fs->log.off);
-        cn_put32(buf + 56, fs->log.seq);
-        cn_put32(buf + 60, fs->seg_clock);
+        cn_put32(buf + CN_CK_O_MAGIC, CN_CK_MAGIC);
+        cn_put16(buf + CN_CK_O_VERSION, CN_CK_VERSION);
+        cn_put16(buf + CN_CK_O_FLAGS, (uint16_t)flags);
+        cn_put32(buf + CN_CK_O_SEQ, seq);
+        cn_put32(buf + CN_CK_O_LENGTH, ck_len(fs));
+        cn_put32(buf + CN_CK_O_PAGE_SIZE, fs->page_size);
+        cn_put32(buf + CN_CK_O_SEG_PAGES, fs->seg_pages);
+        cn_put32(buf + CN_CK_O_SEG_COUNT, fs->seg_count);
+        cn_put32(buf + CN_CK_O_NODE_SIZE, fs->node_size);
+        cn_put32(buf + CN_CK_O_ROOT, fs->root);
+        cn_put32(buf + CN_CK_O_HEIGHT, fs->height);
+        cn_put32(buf + CN_CK_O_NEXT_ID, fs->next_id);
+        cn_put32(buf + CN_CK_O_LOG_SEG, fs->log.seg);
+        cn_put32(buf + CN_CK_O_LOG_OFF, fs->log.off);
+        cn_put32(buf + CN_CK_O_LOG_SEQ, fs->log.seq);
+        cn_put32(buf + CN_CK_O_CLOCK, fs->seg_clock);
         for (h = 0; h < CN_HEADS; h++) {
-            cn_put32(buf + 64 + h * 8, fs->head[h].seg);
-            cn_put32(buf + 68 + h * 8, fs->head[h].page);
+            cn_put32(buf + CN_CK_O_HEADS + h * 8, fs->head[h].seg);
+            cn_put32(buf + CN_CK_O_HEADS + 4 + h * 8, fs->head[h].page);
         }
     }
     table_span(fs, j, &first, &end);
@@ -242,7 +238,7 @@ static int program_slot(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t flag
     for (j = 0; j < slot_pages(fs); j++) {
         ck_page(fs, j % fs->ckpt_pages, fs->scratch2, flags, seq);
         if (j % fs->ckpt_pages == 0)
-            cn_put32(fs->scratch2 + 16, crc);
+            cn_put32(fs->scratch2 + CN_CK_O_CRC, crc);
         err = cn_dev_prog(fs, slot_page(fs, anchor, slot) + j, 0, fs->scratch2,
                           fs->page_size, NULL, 0);
         if (err)
@@ -381,27 +377,30 @@ static int ck_read_copy(cairn *fs, uint32_t first_page, int load, uint32_t *seq_
         if (err)
             return err;
         if (j == 0) {
-            if (cn_get32(b) != CK_MAGIC || cn_get16(b + 4) != CAIRN_DISK_VERSION ||
-                cn_get32(b + 12) != len || cn_get32(b + 20) != fs->page_size ||
-                cn_get32(b + 24) != fs->seg_pages || cn_get32(b + 28) != fs->seg_count ||
-                cn_get32(b + 32) != fs->node_size)
+            if (cn_get32(b + CN_CK_O_MAGIC) != CN_CK_MAGIC ||
+                cn_get16(b + CN_CK_O_VERSION) != CN_CK_VERSION ||
+                cn_get32(b + CN_CK_O_LENGTH) != len ||
+                cn_get32(b + CN_CK_O_PAGE_SIZE) != fs->page_size ||
+                cn_get32(b + CN_CK_O_SEG_PAGES) != fs->seg_pages ||
+                cn_get32(b + CN_CK_O_SEG_COUNT) != fs->seg_count ||
+                cn_get32(b + CN_CK_O_NODE_SIZE) != fs->node_size)
                 return CAIRN_ERR_CORRUPT;
-            stored = cn_get32(b + 16);
-            *seq_out = cn_get32(b + 8);
-            *flags_out = cn_get16(b + 6);
-            cn_put32(b + 16, 0);
+            stored = cn_get32(b + CN_CK_O_CRC);
+            *seq_out = cn_get32(b + CN_CK_O_SEQ);
+            *flags_out = cn_get16(b + CN_CK_O_FLAGS);
+            cn_put32(b + CN_CK_O_CRC, 0);
             if (load) {
                 uint32_t h;
-                fs->root = cn_get32(b + 36);
-                fs->height = cn_get32(b + 40);
-                fs->next_id = cn_get32(b + 44);
-                fs->log.seg = cn_get32(b + 48);
-                fs->log.off = cn_get32(b + 52);
-                fs->log.seq = cn_get32(b + 56);
-                fs->seg_clock = cn_get32(b + 60);
+                fs->root = cn_get32(b + CN_CK_O_ROOT);
+                fs->height = cn_get32(b + CN_CK_O_HEIGHT);
+                fs->next_id = cn_get32(b + CN_CK_O_NEXT_ID);
+                fs->log.seg = cn_get32(b + CN_CK_O_LOG_SEG);
+                fs->log.off = cn_get32(b + CN_CK_O_LOG_OFF);
+                fs->log.seq = cn_get32(b + CN_CK_O_LOG_SEQ);
+                fs->seg_clock = cn_get32(b + CN_CK_O_CLOCK);
                 for (h = 0; h < CN_HEADS; h++) {
-                    fs->head[h].seg = cn_get32(b + 64 + h * 8);
-                    fs->head[h].page = cn_get32(b + 68 + h * 8);
+                    fs->head[h].seg = cn_get32(b + CN_CK_O_HEADS + h * 8);
+                    fs->head[h].page = cn_get32(b + CN_CK_O_HEADS + 4 + h * 8);
                 }
             }
         }

@@ -1,6 +1,6 @@
 /*
  * cairn core: internal definitions shared by the src/ files.
- * The on-disk format is described field by field in docs/DESIGN.md.
+ * The on-disk format: docs/FORMAT.md, its numbers in format.h.
  */
 #ifndef CN_H
 #define CN_H
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cairn.h"
+#include "format.h"
 
 /* Keeps a helper's locals out of its caller's frame: the worst stack is the
  * deepest chain of frames, and inlining adds every branch's locals to one. */
@@ -30,22 +31,11 @@
 #define CN_ASSERT(c) CAIRN_ASSERT(c)
 
 /* ---- limits ---- */
-#define CN_MAX_HEIGHT 5    /* tree levels, leaves included */
 #define CN_MAX_OPEN 32     /* handles (files + dirs) */
-#define CN_REC_MAX 320     /* largest journal record, header included */
-#define CN_SUB_MASK 0x0FFFFFFFu
-#define CN_ID_MAX 0x0FFFFFFFu
-#define CN_ROOT_ID 1u
 #define CN_NONE 0xFFFFFFFFu
 #define CN_DIRTY_REF 0x80000000u /* tree child ref naming a cache slot */
 #define CN_TRIM_BATCH 16u        /* keys one trim record may delete */
-/* Free segments each kind of writer must leave: user data stops at 4, data
- * moved by GC at 3 (so a flush of the tree always has a segment), tree nodes
- * and the journal at 2, which only a mount's recovery may take. */
-#define CN_RESERVE_SEGS 4u
-/* The fewest segments a volume may have (all of them in plan(), good ones at
- * format): 4 + the reserve + 3 (two anchors, the log, a head, GC's room). */
-#define CN_MIN_SEGS (4u + CN_RESERVE_SEGS + 3u)
+/* CN_RESERVE_SEGS, CN_MIN_SEGS: format.h (a volume's smallest size) */
 /* The fewest checkpoint slots an anchor may hold. When the other anchor
  * fails, the slots left in this one are all there is until a replacement is
  * ready, and every session a brown-out cuts inside its checkpoint spends one.
@@ -59,15 +49,7 @@
 #define CN_GC_FLOOR 2u
 #define CN_RECOVERY_SEGS 2u
 
-/* ---- tree keys: (id:32 | kind:4 | sub:28) ---- */
-enum cn_kind {
-    CN_K_INODE = 0,
-    CN_K_ATTR = 1,
-    CN_K_DIRENT = 2,
-    CN_K_EXTENT = 3,
-    CN_K_ORPHAN = 4, /* under id 0: objects whose space is still being freed */
-    CN_K_DIROVF = 5  /* (dir, 5, child id): entries whose name bucket is full */
-};
+/* ---- tree keys: (id:32 | kind:4 | sub:28), kinds in format.h ---- */
 static inline uint64_t cn_key(uint32_t id, unsigned kind, uint32_t sub)
 {
     return ((uint64_t)id << 32) | ((uint64_t)(kind & 0xFu) << 28) |
@@ -77,15 +59,8 @@ static inline uint32_t cn_key_id(uint64_t k) { return (uint32_t)(k >> 32); }
 static inline unsigned cn_key_kind(uint64_t k) { return (unsigned)((k >> 28) & 0xFu); }
 static inline uint32_t cn_key_sub(uint64_t k) { return (uint32_t)k & CN_SUB_MASK; }
 
-/* Directory entries. A name hashes to a bucket of 16 DIRENT subs
- * (hash24 << 4 | n): n 0..14 hold names, n 15 holds the bucket's overflow
- * mark, a count u32 of the directory's DIROVF entries with that hash (absent
- * when 0). The "sub" of an entry, as records and inodes carry it, is either
- * its DIRENT sub or CN_SUB_OVF | hash24 for an overflow entry, whose key is
- * (dir, DIROVF, child id). */
-#define CN_BUCKET_NAMES 15u
-#define CN_MARK_SLOT 15u
-#define CN_SUB_OVF 0x80000000u
+/* Directory entries: buckets, overflow marks and subs as FORMAT.md
+ * "Directory entries" has them. */
 static inline int cn_sub_is_ovf(uint32_t sub) { return (sub & CN_SUB_OVF) != 0; }
 /* A sub a record may name for a new or existing entry. */
 static inline int cn_sub_ok(uint32_t sub)
@@ -157,15 +132,7 @@ static inline int cn_crc_ok(uint32_t stored, uint32_t computed)
 }
 
 /* ---- segments (logical blocks) ---- */
-enum cn_seg_state {
-    CN_SEG_FREE = 0,   /* no live data; must be erased before use */
-    CN_SEG_ERASED = 1, /* erased and untouched since */
-    CN_SEG_OPEN = 2,   /* a head appends into it */
-    CN_SEG_FULL = 3,   /* closed; freed by a commit once live == 0 */
-    CN_SEG_LOG = 4,    /* holds journal records */
-    CN_SEG_ANCHOR = 5, /* checkpoint area */
-    CN_SEG_BAD = 6
-};
+/* (states and flags: format.h) */
 struct cn_seg {
     uint32_t erase_count;
     uint32_t stamp; /* segment clock when it was opened: the age of its data */
@@ -174,11 +141,6 @@ struct cn_seg {
     uint8_t state;  /* enum cn_seg_state */
     uint8_t flags;  /* CN_SF_* */
 };
-#define CN_SF_NODES 0x01u   /* tree nodes were written into it */
-#define CN_SF_SCRUB 0x02u   /* reads needed error correction: move its data soon */
-#define CN_SF_FAILING 0x04u /* a program or erase failed: move its data, retire it */
-#define CN_SF_STUCK 0x08u   /* holds pages GC could not read: not a victim again */
-#define CN_SF_EVICT 0x10u   /* replaces a failing anchor: emptied, not handed out */
 #define CN_SF_URGENT (CN_SF_SCRUB | CN_SF_FAILING | CN_SF_EVICT)
 
 /* Heads: where each kind of write appends. Files written side by side get a
@@ -186,6 +148,7 @@ struct cn_seg {
 enum cn_head_id { CN_H_META = 0, CN_H_COLD = 1, CN_H_DATA = 2 };
 #define CN_DATA_HEADS_MAX 8u
 #define CN_HEADS (CN_H_DATA + CN_DATA_HEADS_MAX)
+typedef char cn_heads_in_ckpt[CN_HEADS == CN_CK_HEADS ? 1 : -1]; /* every head is recorded */
 struct cn_head {
     uint32_t seg;  /* CN_NONE: no segment yet */
     uint32_t page; /* next page to program, inside seg */
@@ -213,23 +176,7 @@ struct cn_slot {
 };
 
 /* ---- journal ---- */
-enum cn_rec_type {
-    CN_R_PAD = 0x01,
-    CN_R_NEXT = 0x02,
-    CN_R_EXTENT = 0x10,
-    CN_R_SIZE = 0x11,
-    CN_R_TRIM = 0x12,
-    CN_R_MOVE = 0x13,
-    CN_R_PUNCH = 0x14, /* sector trim: file pages become a hole */
-    CN_R_RING = 0x15,    /* ring file: pages into slots and the new window */
-    CN_R_RINGNEW = 0x16, /* create a ring file */
-    CN_R_CREATE = 0x20,
-    CN_R_REMOVE = 0x21,
-    CN_R_RENAME = 0x22,
-    CN_R_ATTR = 0x30,
-    CN_R_ATTRDEL = 0x31
-};
-#define CN_REC_HDR 12u
+/* (record types and sizes: format.h) */
 struct cn_log {
     uint32_t seg;     /* segment the journal appends into */
     uint32_t off;     /* byte offset of the next record in seg */
@@ -440,9 +387,7 @@ typedef int (*cn_rec_fn)(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len
 int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
                 uint32_t *end_off, uint32_t *records);
 
-/* ckpt.c: a checkpoint is a header and a 12-byte entry per segment */
-#define CN_CK_HDR 144u
-#define CN_CK_ENTRY 12u
+/* ckpt.c: a checkpoint is a header and a table entry per segment */
 int cn_ckpt_write(cairn *fs, int clean);
 int cn_ckpt_load(cairn *fs);
 int cn_ckpt_format(cairn *fs);
@@ -498,12 +443,7 @@ int cn_inode_get(cairn *fs, uint32_t id, uint8_t *type, uint32_t *parent, int32_
 int cn_file_flush(cairn *fs, struct cn_file *f);
 int cn_sync_file(cairn *fs, struct cn_file *f);
 
-/* inode value: type u8, flags u8, 0[2], parent u32, size i32, sub of its
- * dirent u32; a ring file (flag CN_INODE_F_RING) adds capacity u32 and the
- * ring offset of its oldest byte u32 */
-#define CN_INODE_LEN 16u
-#define CN_INODE_F_RING 0x01u
-#define CN_RING_INODE_LEN 24u
+/* inode value: FORMAT.md "Values" */
 #ifndef CAIRN_NO_RING
 #define CN_INODE_MAX CN_RING_INODE_LEN
 #else
@@ -528,14 +468,7 @@ static inline void cn_inode_pack(uint8_t *v, uint8_t type, uint32_t parent, int3
     cn_put32(v + 12, sub);
 }
 
-/* Spare-area tag of a NAND data page: magic u16 "CT", version u8, kind u8,
- * id, fpage, seq, size, data crc, tag crc (over the 24 bytes before it).
- * kind CN_TAG_LOG marks a page written into the journal: the tag is then the
- * journal record itself (an extent of one page, with seq and the file size). */
-#define CN_TAG_MAGIC 0x5443u
-#define CN_TAG_LEN 28u
-#define CN_TAG_DATA 0u
-#define CN_TAG_LOG 1u
+/* Spare-area tag of a NAND data page (FORMAT.md "NAND spare tags"). */
 void cn_make_tag(uint8_t *tag, uint8_t kind, uint32_t id, uint32_t fpage, uint32_t seq,
                  int32_t size, const uint8_t *data, uint32_t page_size);
 int cn_tag_ok(const uint8_t *tag);

@@ -234,9 +234,9 @@ int cn_create(cairn *fs, uint32_t parent, uint32_t sub, const char *name, uint32
     cn_put32(p + 8, sub);
     p[12] = type;
     p[13] = (uint8_t)len;
-    memcpy(p + 14, name, len);
+    memcpy(p + CN_RL_CREATE, name, len);
     *id_out = fs->next_id;
-    return cn_record(fs, CN_R_CREATE, p, 14 + len);
+    return cn_record(fs, CN_R_CREATE, p, CN_RL_CREATE + len);
 }
 
 int cairn_mkdir(cairn *fs, const char *path)
@@ -304,7 +304,7 @@ int cairn_remove(cairn *fs, const char *path)
     cn_put32(p, parent);
     cn_put32(p + 4, sub);
     cn_put32(p + 8, id);
-    err = cn_record_freeing(fs, CN_R_REMOVE, p, 12);
+    err = cn_record_freeing(fs, CN_R_REMOVE, p, CN_RL_REMOVE);
     if (err)
         return err; /* not removed: its handles and their data stay */
     cn_files_unlinked(fs, id);
@@ -389,9 +389,9 @@ int cairn_rename(cairn *fs, const char *from, const char *to)
     cn_put32(p + 16, replaced);
     cn_put32(p + 20, o.id);
     p[24] = (uint8_t)t.len;
-    memcpy(p + 25, t.name, t.len);
-    err = replaced ? cn_record_freeing(fs, CN_R_RENAME, p, 25 + t.len)
-                   : cn_record(fs, CN_R_RENAME, p, 25 + t.len);
+    memcpy(p + CN_RL_RENAME, t.name, t.len);
+    err = replaced ? cn_record_freeing(fs, CN_R_RENAME, p, CN_RL_RENAME + t.len)
+                   : cn_record(fs, CN_R_RENAME, p, CN_RL_RENAME + t.len);
     if (err || !replaced)
         return err; /* a failed rename leaves the replaced file's handles alone */
     cn_files_unlinked(fs, replaced);
@@ -571,14 +571,14 @@ int cairn_setattr(cairn *fs, const char *path, uint8_t type, const void *buf, ui
     p[4] = type;
     p[5] = (uint8_t)size;
     if (size)
-        memcpy(p + 6, buf, size);
-    return cn_record(fs, CN_R_ATTR, p, 6 + size);
+        memcpy(p + CN_RL_ATTR, buf, size);
+    return cn_record(fs, CN_R_ATTR, p, CN_RL_ATTR + size);
 }
 
 int cairn_removeattr(cairn *fs, const char *path, uint8_t type)
 {
     uint32_t id, vlen;
-    uint8_t p[5];
+    uint8_t p[CN_RL_ATTRDEL];
     int err = attr_target(fs, path, 1, &id);
     if (err)
         return err;
@@ -590,7 +590,7 @@ int cairn_removeattr(cairn *fs, const char *path, uint8_t type)
         return err;
     cn_put32(p, id);
     p[4] = type;
-    return cn_record(fs, CN_R_ATTRDEL, p, 5);
+    return cn_record(fs, CN_R_ATTRDEL, p, CN_RL_ATTRDEL);
 }
 
 #else /* volumes written with attributes still mount: records and keys stay valid */

@@ -146,21 +146,22 @@ static uint32_t valid_in_page(const cairn *fs, const struct cn_file *f, uint32_t
 void cn_make_tag(uint8_t *tag, uint8_t kind, uint32_t id, uint32_t fpage, uint32_t seq,
                  int32_t size, const uint8_t *data, uint32_t page_size)
 {
-    cn_put16(tag, CN_TAG_MAGIC);
-    tag[2] = 1;
-    tag[3] = kind;
-    cn_put32(tag + 4, id);
-    cn_put32(tag + 8, fpage);
-    cn_put32(tag + 12, seq);
-    cn_put32(tag + 16, (uint32_t)size);
-    cn_put32(tag + 20, cn_crc32(0, data, page_size));
-    cn_put32(tag + 24, cn_crc32(0, tag, 24));
+    cn_put16(tag + CN_TAG_O_MAGIC, CN_TAG_MAGIC);
+    tag[CN_TAG_O_VERSION] = CN_TAG_VERSION;
+    tag[CN_TAG_O_KIND] = kind;
+    cn_put32(tag + CN_TAG_O_ID, id);
+    cn_put32(tag + CN_TAG_O_FPAGE, fpage);
+    cn_put32(tag + CN_TAG_O_SEQ, seq);
+    cn_put32(tag + CN_TAG_O_SIZE, (uint32_t)size);
+    cn_put32(tag + CN_TAG_O_DATA_CRC, cn_crc32(0, data, page_size));
+    cn_put32(tag + CN_TAG_O_CRC, cn_crc32(0, tag, CN_TAG_O_CRC));
 }
 
 int cn_tag_ok(const uint8_t *tag)
 {
-    return cn_get16(tag) == CN_TAG_MAGIC && tag[2] == 1 &&
-           cn_crc_ok(cn_get32(tag + 24), cn_crc32(0, tag, 24));
+    return cn_get16(tag + CN_TAG_O_MAGIC) == CN_TAG_MAGIC &&
+           tag[CN_TAG_O_VERSION] == CN_TAG_VERSION &&
+           cn_crc_ok(cn_get32(tag + CN_TAG_O_CRC), cn_crc32(0, tag, CN_TAG_O_CRC));
 }
 
 /* Program pages of file data at `phys`: one device call for the run where

@@ -293,11 +293,11 @@ static int pin_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len, v
 {
     uint32_t s = CN_NONE;
     (void)arg;
-    if ((type == CN_R_EXTENT && len == 20) || (type == CN_R_RING && len == 24))
+    if ((type == CN_R_EXTENT && len == CN_RL_EXTENT) || (type == CN_R_RING && len == CN_RL_RING))
         s = cn_seg_of(fs, cn_get32(p + 8)); /* a ring record without pages: CN_NONE */
-    else if (type == CN_R_MOVE && len == 20)
+    else if (type == CN_R_MOVE && len == CN_RL_MOVE)
         s = cn_seg_of(fs, cn_get32(p + 12));
-    else if (type == CN_R_NEXT && len == 4)
+    else if (type == CN_R_NEXT && len == CN_RL_NEXT)
         s = cn_get32(p);
     if (s >= fs->seg_base && s < fs->seg_count) {
         struct cn_seg *g = &fs->segs[s];

@@ -1,9 +1,6 @@
 /* The journal: records appended after the last checkpoint, replayed at mount.
- *
- * A record is {type u8, flags u8, len u16, seq u32, crc u32, payload[len]};
- * crc covers the header (crc field zero) and the payload, seq runs on from
- * the checkpoint's. The journal is a byte stream through a chain of segments
- * (a NEXT record names the following one).
+ * Record layout and payloads: docs/FORMAT.md "Journal". The journal is a byte
+ * stream through a chain of segments (a NEXT record names the following one).
  * - NOR: records pack back to back across page boundaries; a flush programs
  *   only the new bytes (NOR takes a page in pieces), so a synced 32-byte
  *   record costs about its own size.
@@ -16,7 +13,7 @@ static int paged(const cairn *fs) { return fs->medium != CAIRN_MEDIUM_NOR; }
 static uint32_t seg_bytes(const cairn *fs) { return fs->seg_pages * fs->page_size; }
 static uint32_t limit(const cairn *fs)
 {
-    return seg_bytes(fs) - (paged(fs) ? fs->page_size : CN_REC_HDR + 4u);
+    return seg_bytes(fs) - (paged(fs) ? fs->page_size : CN_REC_HDR + CN_RL_NEXT);
 }
 static uint32_t log_page(const cairn *fs) { return fs->log.seg * fs->seg_pages + fs->log.off / fs->page_size; }
 
@@ -58,11 +55,11 @@ static int complete_page(cairn *fs, uint32_t start)
 
 static void put_header(uint8_t *h, uint8_t type, uint32_t len, uint32_t seq)
 {
-    h[0] = type;
-    h[1] = 0;
-    cn_put16(h + 2, (uint16_t)len);
-    cn_put32(h + 4, seq);
-    cn_put32(h + 8, 0);
+    h[CN_REC_O_TYPE] = type;
+    h[CN_REC_O_FLAGS] = 0;
+    cn_put16(h + CN_REC_O_LEN, (uint16_t)len);
+    cn_put32(h + CN_REC_O_SEQ, seq);
+    cn_put32(h + CN_REC_O_CRC, 0);
 }
 
 /* Copy bytes into the stream at off, completing pages as they fill. */
@@ -92,7 +89,7 @@ static int write_record(cairn *fs, uint8_t type, const uint8_t *payload, uint32_
     int err;
     put_header(h, type, len, fs->log.seq);
     crc = cn_crc32(cn_crc32(0, h, CN_REC_HDR), payload, len);
-    cn_put32(h + 8, crc);
+    cn_put32(h + CN_REC_O_CRC, crc);
     fs->log.seq++;
     err = stream_write(fs, h, CN_REC_HDR);
     if (!err)
@@ -111,7 +108,7 @@ static int pad_page(cairn *fs)
     if (fs->page_size - in >= CN_REC_HDR) {
         uint8_t h[CN_REC_HDR];
         put_header(h, CN_R_PAD, 0, fs->log.seq++);
-        cn_put32(h + 8, cn_crc32(0, h, CN_REC_HDR));
+        cn_put32(h + CN_REC_O_CRC, cn_crc32(0, h, CN_REC_HDR));
         memcpy(fs->log.page + in, h, CN_REC_HDR);
     }
     return complete_page(fs, fs->log.off - in);
@@ -121,19 +118,19 @@ static int pad_page(cairn *fs)
 static int switch_segment(cairn *fs)
 {
     uint32_t s;
-    uint8_t p[4];
+    uint8_t p[CN_RL_NEXT];
     int err = cn_seg_alloc(fs, CN_RECOVERY_SEGS, 0, &s);
     if (err)
         return err;
     fs->segs[s].state = CN_SEG_LOG;
     fs->segs[s].stamp = ++fs->seg_clock;
-    if (paged(fs) && fs->page_size - fs->log.off % fs->page_size < CN_REC_HDR + 4u) {
+    if (paged(fs) && fs->page_size - fs->log.off % fs->page_size < CN_REC_HDR + CN_RL_NEXT) {
         err = pad_page(fs);
         if (err)
             return err;
     }
     cn_put32(p, s);
-    err = write_record(fs, CN_R_NEXT, p, 4);
+    err = write_record(fs, CN_R_NEXT, p, CN_RL_NEXT);
     if (!err && !paged(fs))
         err = program_current(fs);
     else if (!err && fs->log.off % fs->page_size != 0) /* no PAD: the reader follows NEXT */
@@ -228,7 +225,7 @@ int cn_log_extend_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys,
     uint8_t *r, h[CN_REC_HDR];
     uint32_t rcount, crc;
     if (at == CN_NONE || at < fs->log.flushed || at / ps != fs->log.off / ps ||
-        fs->log.off != at + CN_REC_HDR + 20u)
+        fs->log.off != at + CN_REC_HDR + CN_RL_EXTENT)
         return 0;
     in = at % ps;
     r = fs->log.page + in;
@@ -240,9 +237,9 @@ int cn_log_extend_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys,
     cn_put32(r + CN_REC_HDR + 12, rcount + count);
     cn_put32(r + CN_REC_HDR + 16, (uint32_t)size);
     memcpy(h, r, CN_REC_HDR);
-    cn_put32(h + 8, 0);
-    crc = cn_crc32(cn_crc32(0, h, CN_REC_HDR), r + CN_REC_HDR, 20);
-    cn_put32(r + 8, crc);
+    cn_put32(h + CN_REC_O_CRC, 0);
+    crc = cn_crc32(cn_crc32(0, h, CN_REC_HDR), r + CN_REC_HDR, CN_RL_EXTENT);
+    cn_put32(r + CN_REC_O_CRC, crc);
     return 1;
 }
 
@@ -342,23 +339,24 @@ int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
             break;
         if (fs->spare_tags && off % fs->page_size == 0) {
             /* a file page written as a journal entry? its tag says so */
-            uint8_t tag[CN_TAG_LEN], p[20];
+            uint8_t tag[CN_TAG_LEN], p[CN_RL_EXTENT];
             uint32_t page = seg * fs->seg_pages + off / fs->page_size;
             if (fs->dev->read_spare(fs->dev->ctx, page, tag, CN_TAG_LEN) < 0) {
                 err = CAIRN_ERR_IO;
                 break;
             }
-            if (cn_tag_ok(tag) && tag[3] == CN_TAG_LOG && cn_get32(tag + 12) == seq) {
-                cn_put32(p, cn_get32(tag + 4));
-                cn_put32(p + 4, cn_get32(tag + 8));
+            if (cn_tag_ok(tag) && tag[CN_TAG_O_KIND] == CN_TAG_LOG &&
+                cn_get32(tag + CN_TAG_O_SEQ) == seq) {
+                cn_put32(p, cn_get32(tag + CN_TAG_O_ID));
+                cn_put32(p + 4, cn_get32(tag + CN_TAG_O_FPAGE));
                 cn_put32(p + 8, page);
                 cn_put32(p + 12, 1);
-                cn_put32(p + 16, cn_get32(tag + 16));
+                cn_put32(p + 16, cn_get32(tag + CN_TAG_O_SIZE));
                 seq++;
                 n++;
                 off += fs->page_size;
                 if (fn) {
-                    err = fn(fs, CN_R_EXTENT, p, 20, arg);
+                    err = fn(fs, CN_R_EXTENT, p, CN_RL_EXTENT, arg);
                     if (err)
                         break;
                 }
@@ -370,10 +368,10 @@ int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
             break;
         if (all_ff(rec, CN_REC_HDR))
             break;
-        len = cn_get16(rec + 2);
-        type = rec[0];
+        len = cn_get16(rec + CN_REC_O_LEN);
+        type = rec[CN_REC_O_TYPE];
         if (CN_REC_HDR + len > CN_REC_MAX || off + CN_REC_HDR + len > seg_bytes(fs) ||
-            cn_get32(rec + 4) != seq ||
+            cn_get32(rec + CN_REC_O_SEQ) != seq ||
             (paged(fs) && off % fs->page_size + CN_REC_HDR + len > fs->page_size))
             break;
         if (type == CN_R_PAD) {
@@ -382,8 +380,8 @@ int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
             {
                 uint8_t h[CN_REC_HDR];
                 memcpy(h, rec, CN_REC_HDR);
-                cn_put32(h + 8, 0);
-                if (!cn_crc_ok(cn_get32(rec + 8), cn_crc32(0, h, CN_REC_HDR)))
+                cn_put32(h + CN_REC_O_CRC, 0);
+                if (!cn_crc_ok(cn_get32(rec + CN_REC_O_CRC), cn_crc32(0, h, CN_REC_HDR)))
                     break;
             }
             seq++;
@@ -397,15 +395,15 @@ int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
         {
             uint8_t h[CN_REC_HDR];
             memcpy(h, rec, CN_REC_HDR);
-            cn_put32(h + 8, 0);
+            cn_put32(h + CN_REC_O_CRC, 0);
             crc = cn_crc32(cn_crc32(0, h, CN_REC_HDR), rec + CN_REC_HDR, len);
         }
-        if (!cn_crc_ok(cn_get32(rec + 8), crc))
+        if (!cn_crc_ok(cn_get32(rec + CN_REC_O_CRC), crc))
             break;
         seq++;
         n++;
         if (type == CN_R_NEXT) {
-            uint32_t next = len == 4 ? cn_get32(rec + CN_REC_HDR) : CN_NONE;
+            uint32_t next = len == CN_RL_NEXT ? cn_get32(rec + CN_REC_HDR) : CN_NONE;
             if (next < fs->seg_base || next >= fs->seg_count || next == seg ||
                 ++hops > fs->seg_count)
                 break;

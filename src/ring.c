@@ -118,8 +118,8 @@ int cn_ring_apply(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
 {
     int err;
     if (type == CN_R_RINGNEW)
-        return len >= 18 ? ring_apply_new(fs, p, len) : CAIRN_ERR_CORRUPT;
-    if (len != 24)
+        return len >= CN_RL_RINGNEW ? ring_apply_new(fs, p, len) : CAIRN_ERR_CORRUPT;
+    if (len != CN_RL_RING)
         return CAIRN_ERR_CORRUPT;
     err = window_put(fs, p);
     if (err || cn_get32(p + 12) == 0)
@@ -414,8 +414,8 @@ CN_NOINLINE static int ring_new(cairn *fs, uint32_t parent, uint32_t sub, const 
     cn_put32(p + 12, sub);
     p[16] = CAIRN_TYPE_FILE;
     p[17] = (uint8_t)len;
-    memcpy(p + 18, name, len);
-    return cn_record(fs, CN_R_RINGNEW, p, 18 + len);
+    memcpy(p + CN_RL_RINGNEW, name, len);
+    return cn_record(fs, CN_R_RINGNEW, p, CN_RL_RINGNEW + len);
 }
 
 int cairn_ring_create(cairn *fs, const char *path, int32_t capacity)

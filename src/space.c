@@ -143,7 +143,7 @@ CN_NOINLINE static int next_orphan(cairn *fs)
 int cn_finish_orphans(cairn *fs, uint32_t budget)
 {
     while (budget-- > 0) {
-        uint8_t p[4];
+        uint8_t p[CN_RL_TRIM];
         int err = next_orphan(fs);
         if (err == CAIRN_ERR_NOENT)
             return 0;
@@ -152,7 +152,7 @@ int cn_finish_orphans(cairn *fs, uint32_t budget)
         cn_put32(p, (uint32_t)err);
         err = cn_settle(fs, 0);
         if (!err)
-            err = cn_record_freeing(fs, CN_R_TRIM, p, 4);
+            err = cn_record_freeing(fs, CN_R_TRIM, p, CN_RL_TRIM);
         if (err)
             return err == CAIRN_ERR_NOSPC ? 0 : err;
     }

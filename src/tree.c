@@ -1,10 +1,7 @@
 /* The index: one copy-on-write B+tree keyed by 64-bit keys (see cn_key).
- *
- * Node layout (node_size bytes): a 16-byte header {magic u16, version u8,
- * level u8, count u16, used u16, seq u32, crc u32} then the entries. Leaf
- * entries are {key u64, vlen u16, value}; internal entries {key u64, child
- * u32}, where child is a page or CN_DIRTY_REF|slot. Internal entry 0 covers
- * every key below entry 1 (its own key is not compared).
+ * Node layout: docs/FORMAT.md "Tree nodes". Internal entry 0 covers every
+ * key below entry 1 (its own key is not compared); a child ref in RAM may be
+ * CN_DIRTY_REF|slot, on flash it is always a page.
  *
  * No recursion: a path records the slot and index at each level, pinned in
  * the cache while an operation runs. Modifying a node first makes its whole
@@ -12,8 +9,9 @@
  * nodes are not merged; an empty node is removed from its parent. */
 #include "cn.h"
 
-#define HDR 16u
-#define IENT 12u
+#define HDR CN_NODE_HDR
+#define IENT CN_NODE_IENT
+#define LEAF_HDR CN_NODE_LEAF_HDR
 
 #define NO_SLOT 0xFFu
 struct path {
@@ -25,15 +23,15 @@ struct path {
 };
 #define WALK_FRESH 0xFFFFu /* idx of a level not yet visited by a walk */
 
-static uint32_t n_count(const uint8_t *n) { return cn_get16(n + 4); }
-static uint32_t n_used(const uint8_t *n) { return cn_get16(n + 6); }
+static uint32_t n_count(const uint8_t *n) { return cn_get16(n + CN_NODE_O_COUNT); }
+static uint32_t n_used(const uint8_t *n) { return cn_get16(n + CN_NODE_O_USED); }
 static void n_set(uint8_t *n, uint32_t count, uint32_t used)
 {
-    cn_put16(n + 4, (uint16_t)count);
-    cn_put16(n + 6, (uint16_t)used);
+    cn_put16(n + CN_NODE_O_COUNT, (uint16_t)count);
+    cn_put16(n + CN_NODE_O_USED, (uint16_t)used);
 }
 static uint32_t cap(const cairn *fs) { return fs->node_size - HDR; }
-static uint32_t ent_size(const uint8_t *e) { return 10u + cn_get16(e + 8); }
+static uint32_t ent_size(const uint8_t *e) { return LEAF_HDR + cn_get16(e + 8); }
 static uint8_t *ient(uint8_t *n, uint32_t i) { return n + HDR + i * IENT; }
 /* Byte offset of leaf entry idx (entries are walked: they vary in size). */
 static uint32_t entry_off(const uint8_t *n, uint32_t idx)
@@ -48,9 +46,9 @@ static void node_init(cairn *fs, uint32_t slot, uint32_t level)
 {
     uint8_t *n = cn_slot_data(fs, slot);
     memset(n, 0, HDR);
-    cn_put16(n, 0x4E43u);
-    n[2] = 1;
-    n[3] = (uint8_t)level;
+    cn_put16(n + CN_NODE_O_MAGIC, CN_NODE_MAGIC);
+    n[CN_NODE_O_VERSION] = CN_NODE_VERSION;
+    n[CN_NODE_O_LEVEL] = (uint8_t)level;
     fs->slots[slot].level = (uint8_t)level;
 }
 
@@ -68,7 +66,7 @@ CN_NOINLINE static int node_sane(const cairn *fs, const uint8_t *n, uint32_t wan
 {
     uint32_t count = n_count(n), used = n_used(n), i, off = 0;
     uint64_t prev = 0;
-    if (n[3] != want_level)
+    if (n[CN_NODE_O_LEVEL] != want_level)
         return CAIRN_ERR_CORRUPT;
     if (want_level > 0) {
         if (count == 0 || used != count * IENT || used > cap(fs))
@@ -83,7 +81,7 @@ CN_NOINLINE static int node_sane(const cairn *fs, const uint8_t *n, uint32_t wan
     }
     for (i = 0; i < count; i++) {
         uint64_t k;
-        if (off + 10u > used || off + ent_size(n + HDR + off) > used)
+        if (off + LEAF_HDR > used || off + ent_size(n + HDR + off) > used)
             return CAIRN_ERR_CORRUPT;
         k = cn_get64(n + HDR + off);
         if (i > 0 && k <= prev)
@@ -407,7 +405,7 @@ static void put_entry(uint8_t *dst, uint64_t key, const struct cn_val *v)
 
 CN_NOINLINE static void leaf_insert_at(uint8_t *n, uint32_t off, uint64_t key, const struct cn_val *v)
 {
-    uint32_t used = n_used(n), need = 10u + v->alen + v->blen;
+    uint32_t used = n_used(n), need = LEAF_HDR + v->alen + v->blen;
     memmove(n + HDR + off + need, n + HDR + off, used - off);
     put_entry(n + HDR + off, key, v);
     n_set(n, n_count(n) + 1, used + need);
@@ -420,7 +418,7 @@ CN_NOINLINE static void leaf_insert_at(uint8_t *n, uint32_t off, uint64_t key, c
 CN_NOINLINE static int leaf_split(cairn *fs, struct path *p, uint64_t key, const struct cn_val *v,
                       uint32_t *right, uint64_t *sep)
 {
-    uint32_t leaf = p->n - 1, pos = p->idx[leaf], need = 10u + v->alen + v->blen;
+    uint32_t leaf = p->n - 1, pos = p->idx[leaf], need = LEAF_HDR + v->alen + v->blen;
     uint8_t *n = cn_slot_data(fs, p->slot[leaf]), *r;
     uint32_t total = n_count(n) + 1, bytes = n_used(n) + need;
     uint32_t c, left = 0, oo = 0, best = 0, best_max = CN_NONE, s, o;
@@ -564,7 +562,7 @@ CN_NOINLINE static int put_in_leaf(cairn *fs, struct path *p, uint64_t key,
         memmove(n + HDR + p->off, n + HDR + p->off + old, used - p->off - old);
         n_set(n, n_count(n) - 1, used - old);
     }
-    if (n_used(n) + 10u + v->alen + v->blen <= cap(fs)) {
+    if (n_used(n) + LEAF_HDR + v->alen + v->blen <= cap(fs)) {
         leaf_insert_at(n, p->off, key, v);
         return 0;
     }
@@ -585,7 +583,7 @@ int cn_tree_put2(cairn *fs, const struct cn_val *v, uint64_t key)
 {
     struct path p;
     int err;
-    if (v->alen + v->blen + 10u > cap(fs) / 2)
+    if (v->alen + v->blen + LEAF_HDR > cap(fs) / 2)
         return CAIRN_ERR_INVAL;
     err = ensure_room(fs);
     if (!err)

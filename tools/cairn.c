@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cairn.h"
+#include "dump.h"
 #include "probe.h"
 #include "vol.h"
 #ifdef CAIRN_WITH_FUSE
@@ -48,6 +49,9 @@ struct args {
     int foreground;     /* -f (mount) */
     char mount_opts[1024]; /* -o (mount): every -o, comma-joined */
     int help;
+    int dump_ckpt;      /* --all (dump; also when nothing else is asked) */
+    int dump_journal;   /* --journal, --all (dump) */
+    int dump_tree;      /* --tree, --all (dump) */
     int npos;
     char **pos;
 };
@@ -964,7 +968,7 @@ static int check_erased(struct vol *v, const struct ckpt *ck)
     if (buf == NULL)
         return -1;
     for (seg = 0; seg < ck->h.seg_count; seg++) {
-        if (ck->segs[seg].state != SEG_ERASED)
+        if (ck->segs[seg].state != CN_SEG_ERASED)
             continue;
         for (p = 0; p < ck->h.seg_pages; p++) {
             uint32_t page = seg * ck->h.seg_pages + p;
@@ -1030,7 +1034,7 @@ static int cmd_fsck(struct args *a)
     v.on_io = on_io_read;
     v.on_io_arg = &v;
     err = cairn_check(v.fs, &r, report_problem, NULL);
-    if ((err == 0 || err == CAIRN_ERR_CORRUPT) && have_ck && (ck.h.flags & CKPT_FLAG_CLEAN)) {
+    if ((err == 0 || err == CAIRN_ERR_CORRUPT) && have_ck && (ck.h.flags & CN_CK_F_CLEAN)) {
         erased_problems = check_erased(&v, &ck);
         if (erased_problems < 0) {
             printf("problem: out of memory\n");
@@ -1093,7 +1097,7 @@ static void print_wear(const struct ckpt *ck)
     uint32_t i, lo = 0xFFFFFFFFu, hi = 0, buckets, width, counts[10] = {0}, most = 0, b;
     for (i = 0; i < ck->h.seg_count; i++) {
         uint32_t e = ck->segs[i].erase_count;
-        if (ck->segs[i].state == SEG_BAD)
+        if (ck->segs[i].state == CN_SEG_BAD)
             continue;
         lo = e < lo ? e : lo;
         hi = e > hi ? e : hi;
@@ -1103,7 +1107,7 @@ static void print_wear(const struct ckpt *ck)
     buckets = hi - lo + 1 < 10 ? hi - lo + 1 : 10;
     width = (hi - lo) / buckets + 1;
     for (i = 0; i < ck->h.seg_count; i++)
-        if (ck->segs[i].state != SEG_BAD) {
+        if (ck->segs[i].state != CN_SEG_BAD) {
             b = (ck->segs[i].erase_count - lo) / width;
             counts[b]++;
         }
@@ -1197,7 +1201,7 @@ static int cmd_info(struct args *a)
     }
     if (have_ck) {
         for (i = 0; i < ck.h.seg_count; i++)
-            bad_segs += ck.segs[i].state == SEG_BAD;
+            bad_segs += ck.segs[i].state == CN_SEG_BAD;
         print_wear(&ck);
     }
     printf("bad blocks:      %u segment%s retired", (unsigned)bad_segs, bad_segs == 1 ? "" : "s");
@@ -1209,7 +1213,7 @@ static int cmd_info(struct args *a)
                "offset %u (seq %u)\n",
                (unsigned)ck.h.seq, (unsigned)ck.anchor[ck.anchor_index], (unsigned)ck.slot,
                ck.copy ? " (second copy)" : "",
-               ck.h.flags & CKPT_FLAG_CLEAN ? "clean" : "not clean (the journal is replayed)",
+               ck.h.flags & CN_CK_F_CLEAN ? "clean" : "not clean (the journal is replayed)",
                (unsigned)ck.h.log_seg, (unsigned)ck.h.log_off, (unsigned)ck.h.log_seq);
         printf("anchors:         segments %u and %u: %u and %u valid checkpoints of %u slots\n",
                (unsigned)ck.anchor[0], (unsigned)ck.anchor[1], (unsigned)ck.valid[0],
@@ -1222,14 +1226,31 @@ static int cmd_info(struct args *a)
     return close_vol(&v, rc);
 }
 
+/* The decoded parts dump prints; problems found or -1 (out of memory). */
+static int dump_parts(const struct args *a, struct vol *v, const struct ckpt *ck)
+{
+    int problems = 0, r;
+    if (a->dump_ckpt || (!a->dump_journal && !a->dump_tree))
+        dump_checkpoint(ck);
+    if (a->dump_journal) {
+        r = dump_journal(v->dev, ck);
+        problems = r < 0 ? r : problems + r;
+    }
+    if (a->dump_tree && problems >= 0) {
+        r = dump_tree(v->dev, ck);
+        problems = r < 0 ? r : problems + r;
+    }
+    return problems;
+}
+
 static int cmd_dump(struct args *a)
 {
     struct vol v;
     struct ckpt ck;
-    const struct ckpt_hdr *h;
     const struct cairn_geometry *g;
-    uint32_t bpl, i;
-    char err_ck[256], fl[64], name[16];
+    uint32_t bpl;
+    char err_ck[256];
+    int problems;
     if (need_pos(a, 1, 1) < 0)
         return EXIT_ERROR;
     a->vo.path = a->pos[0];
@@ -1245,47 +1266,13 @@ static int cmd_dump(struct args *a)
         errmsg("%s", err_ck);
         return close_vol(&v, EXIT_ERROR);
     }
-    h = &ck.h;
-    printf("checkpoint in segment %u (anchor %u) slot %u copy %u, %u page%s a copy\n",
-           (unsigned)ck.anchor[ck.anchor_index], (unsigned)ck.anchor_index, (unsigned)ck.slot,
-           (unsigned)ck.copy, (unsigned)ck.ckpt_pages, ck.ckpt_pages == 1 ? "" : "s");
-    printf("magic        CRN1\n");
-    printf("version      %u\n", (unsigned)h->version);
-    printf("flags        0x%04x (%s%s)\n", (unsigned)h->flags,
-           h->flags & CKPT_FLAG_CLEAN ? "clean" : "not clean",
-           h->flags & CKPT_FLAG_OTHER_ERASED ? ", other anchor erased" : "");
-    printf("seq          %u\n", (unsigned)h->seq);
-    printf("length       %u\n", (unsigned)h->length);
-    printf("crc          0x%08x\n", (unsigned)h->crc);
-    printf("page_size    %u\n", (unsigned)h->page_size);
-    printf("seg_pages    %u\n", (unsigned)h->seg_pages);
-    printf("seg_count    %u\n", (unsigned)h->seg_count);
-    printf("node_size    %u\n", (unsigned)h->node_size);
-    printf("root         %u\n", (unsigned)h->root);
-    printf("height       %u\n", (unsigned)h->height);
-    printf("next_id      %u\n", (unsigned)h->next_id);
-    printf("log_seg      %u\n", (unsigned)h->log_seg);
-    printf("log_off      %u\n", (unsigned)h->log_off);
-    printf("log_seq      %u\n", (unsigned)h->log_seq);
-    printf("clock        %u\n", (unsigned)h->clock);
-    for (i = 0; i < CKPT_HEADS; i++) {
-        ckpt_head_name(i, name, sizeof name);
-        if (h->head_seg[i] == 0xFFFFFFFFu)
-            printf("head %-7s none\n", name);
-        else
-            printf("head %-7s segment %u page %u\n", name, (unsigned)h->head_seg[i],
-                   (unsigned)h->head_page[i]);
-    }
-    printf("segments:\n  %5s %-8s %-12s %8s %8s %6s\n", "seg", "state", "flags", "erases",
-           "stamp", "live");
-    for (i = 0; i < h->seg_count; i++) {
-        const struct ckpt_seg *s = &ck.segs[i];
-        printf("  %5u %-8s %-12s %8u %8u %6u\n", (unsigned)i, ckpt_state_name(s->state),
-               ckpt_flag_names(s->flags, fl, sizeof fl), (unsigned)s->erase_count,
-               (unsigned)s->stamp, (unsigned)s->live);
-    }
+    problems = dump_parts(a, &v, &ck);
     ckpt_free(&ck);
-    return close_vol(&v, EXIT_OK);
+    if (problems < 0) {
+        errmsg("out of memory");
+        return close_vol(&v, EXIT_ERROR);
+    }
+    return close_vol(&v, problems ? EXIT_PROBLEMS : EXIT_OK);
 }
 
 static int cmd_mount(struct args *a)
@@ -1384,9 +1371,17 @@ static const struct command commands[] = {
      "Geometry, segment size, space used and free, files, wear (erase counts and their\n"
      "histogram), bad blocks, the last checkpoint. Exit 1 when the volume does not mount.\n"
      OPEN_HELP},
-    {"dump", cmd_dump, "", "dump IMAGE",
-     "The newest checkpoint decoded: header fields, heads, the segment table. Works\n"
-     "without mounting (for images that do not mount).\n" OPEN_HELP},
+    {"dump", cmd_dump, "", "dump [--journal] [--tree] [--all] IMAGE",
+     "The volume's on-flash structures decoded as docs/FORMAT.md describes them,\n"
+     "without mounting (for images that do not mount too). Default: the newest\n"
+     "checkpoint (header fields, heads, the segment table).\n"
+     "  --journal        the journal records from the checkpoint's position to the end\n"
+     "                   of the valid chain, and why it ends there\n"
+     "  --tree           every tree node from the root, depth first, with its entries\n"
+     "                   (on NAND each extent's page tags are checked)\n"
+     "  --all            the checkpoint, the journal and the tree\n"
+     "Damage is printed as 'problem: ...' lines. Exit 0, 1 problems found, 2 error.\n"
+     OPEN_HELP},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
@@ -1448,7 +1443,10 @@ enum {
     OPT_LBLOCK,
     OPT_SIZE,
     OPT_SPARE,
-    OPT_NOSYNC
+    OPT_NOSYNC,
+    OPT_JOURNAL,
+    OPT_TREE,
+    OPT_ALL
 };
 
 int main(int argc, char **argv)
@@ -1465,6 +1463,9 @@ int main(int argc, char **argv)
         {"size", required_argument, NULL, OPT_SIZE},
         {"spare", required_argument, NULL, OPT_SPARE},
         {"no-sync", no_argument, NULL, OPT_NOSYNC},
+        {"journal", no_argument, NULL, OPT_JOURNAL},
+        {"tree", no_argument, NULL, OPT_TREE},
+        {"all", no_argument, NULL, OPT_ALL},
         {NULL, 0, NULL, 0}};
     const struct command *cmd = NULL;
     struct args a;
@@ -1568,6 +1569,17 @@ int main(int argc, char **argv)
             a.vo.have_spare = 1;
             break;
         case OPT_NOSYNC: a.vo.no_sync = 1; break;
+        case OPT_JOURNAL:
+        case OPT_TREE:
+        case OPT_ALL:
+            if (strcmp(cmd->name, "dump") != 0) {
+                errmsg("%s is for dump (cairn %s --help)", argv[optind], cmd->name);
+                return EXIT_ERROR;
+            }
+            a.dump_ckpt |= c == OPT_ALL;
+            a.dump_journal |= c != OPT_TREE;
+            a.dump_tree |= c != OPT_JOURNAL;
+            break;
         case ':':
             errmsg("option %s needs a value", argv[optind]); /* argv + 1: the option */
             return EXIT_ERROR;

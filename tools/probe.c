@@ -11,8 +11,6 @@
 
 #include "cairn.h"
 
-#define MIN_SEGS 11u   /* the core refuses fewer (CN_MIN_SEGS) */
-#define MAX_HEIGHT 5u  /* tree levels (CN_MAX_HEIGHT) */
 
 static uint32_t le32(const uint8_t *p)
 {
@@ -72,38 +70,41 @@ const char *ckpt_head_name(uint32_t h, char *buf, size_t size)
     return buf;
 }
 
+/* Byte i of the magic as it lies on flash. */
+static uint8_t magic_byte(uint32_t i) { return (uint8_t)(CN_CK_MAGIC >> (8 * i)); }
+
 int ckpt_parse_header(const uint8_t *b, struct ckpt_hdr *h)
 {
     uint32_t i;
-    if (memcmp(b, CKPT_MAGIC, 4) != 0)
+    if (le32(b + CN_CK_O_MAGIC) != CN_CK_MAGIC)
         return -1;
     memset(h, 0, sizeof *h);
-    h->version = le16(b + 4);
-    h->flags = le16(b + 6);
-    h->seq = le32(b + 8);
-    h->length = le32(b + 12);
-    h->crc = le32(b + 16);
-    h->page_size = le32(b + 20);
-    h->seg_pages = le32(b + 24);
-    h->seg_count = le32(b + 28);
-    h->node_size = le32(b + 32);
-    h->root = le32(b + 36);
-    h->height = le32(b + 40);
-    h->next_id = le32(b + 44);
-    h->log_seg = le32(b + 48);
-    h->log_off = le32(b + 52);
-    h->log_seq = le32(b + 56);
-    h->clock = le32(b + 60);
-    for (i = 0; i < CKPT_HEADS; i++) {
-        h->head_seg[i] = le32(b + 64 + 8 * i);
-        h->head_page[i] = le32(b + 68 + 8 * i);
+    h->version = le16(b + CN_CK_O_VERSION);
+    h->flags = le16(b + CN_CK_O_FLAGS);
+    h->seq = le32(b + CN_CK_O_SEQ);
+    h->length = le32(b + CN_CK_O_LENGTH);
+    h->crc = le32(b + CN_CK_O_CRC);
+    h->page_size = le32(b + CN_CK_O_PAGE_SIZE);
+    h->seg_pages = le32(b + CN_CK_O_SEG_PAGES);
+    h->seg_count = le32(b + CN_CK_O_SEG_COUNT);
+    h->node_size = le32(b + CN_CK_O_NODE_SIZE);
+    h->root = le32(b + CN_CK_O_ROOT);
+    h->height = le32(b + CN_CK_O_HEIGHT);
+    h->next_id = le32(b + CN_CK_O_NEXT_ID);
+    h->log_seg = le32(b + CN_CK_O_LOG_SEG);
+    h->log_off = le32(b + CN_CK_O_LOG_OFF);
+    h->log_seq = le32(b + CN_CK_O_LOG_SEQ);
+    h->clock = le32(b + CN_CK_O_CLOCK);
+    for (i = 0; i < CN_CK_HEADS; i++) {
+        h->head_seg[i] = le32(b + CN_CK_O_HEADS + 8 * i);
+        h->head_page[i] = le32(b + CN_CK_O_HEADS + 4 + 8 * i);
     }
-    if (h->version != CAIRN_DISK_VERSION || h->page_size < 128 || h->page_size > 65536 ||
+    if (h->version != CN_CK_VERSION || h->page_size < 128 || h->page_size > 65536 ||
         h->page_size % 8 || h->seg_pages == 0 || h->seg_pages > 65535 ||
-        h->seg_count < MIN_SEGS || (uint64_t)h->seg_pages * h->seg_count >= 0x80000000u ||
-        h->length != CKPT_HDR_BYTES + CKPT_ENTRY_BYTES * h->seg_count ||
+        h->seg_count < CN_MIN_SEGS || (uint64_t)h->seg_pages * h->seg_count >= 0x80000000u ||
+        h->length != CN_CK_HDR + CN_CK_ENTRY * h->seg_count ||
         h->node_size % h->page_size || h->node_size < 1024 || h->node_size > 65536 ||
-        h->height == 0 || h->height > MAX_HEIGHT)
+        h->height == 0 || h->height > CN_MAX_HEIGHT)
         return -1;
     return 0;
 }
@@ -135,7 +136,7 @@ static int verify_at(detect_read_fn rd, void *arg, const struct ckpt_hdr *h, uin
                 ok = 0;
                 break;
             }
-            memset(page + 16, 0, 4);
+            memset(page + CN_CK_O_CRC, 0, 4);
         }
         crc = crc32_update(crc, page, len);
     }
@@ -170,7 +171,7 @@ static int plausible_start(detect_read_fn rd, void *arg, const struct ckpt_hdr *
                  other.seg_count == h->seg_count;
         else
             for (i = 0; i < 4 && ok; i++)
-                ok = (page[i] & (uint8_t)CKPT_MAGIC[i]) == (uint8_t)CKPT_MAGIC[i];
+                ok = (page[i] & magic_byte(i)) == magic_byte(i);
     }
     free(page);
     return ok;
@@ -310,7 +311,7 @@ int detect_geometry(detect_read_fn rd, void *arg, uint64_t avail, const struct d
 {
     const size_t chunk = 1u << 20;
     uint64_t limit = avail < DETECT_SCAN_MAX ? avail : DETECT_SCAN_MAX, base;
-    uint8_t *buf = (uint8_t *)malloc(chunk + CKPT_HDR_BYTES);
+    uint8_t *buf = (uint8_t *)malloc(chunk + CN_CK_HDR);
     char why[256] = "";
     int found_header = 0;
     if (buf == NULL) {
@@ -318,8 +319,8 @@ int detect_geometry(detect_read_fn rd, void *arg, uint64_t avail, const struct d
         return -1;
     }
     for (base = 0; base < limit; base += chunk) {
-        size_t len = limit - base < chunk + CKPT_HDR_BYTES ? (size_t)(limit - base)
-                                                            : chunk + CKPT_HDR_BYTES;
+        size_t len = limit - base < chunk + CN_CK_HDR ? (size_t)(limit - base)
+                                                            : chunk + CN_CK_HDR;
         size_t i, scan = len < chunk ? len : chunk;
         if (rd(arg, base, buf, len) < 0) {
             set_err(err, errlen, "read error at image byte %llu", base, 0, 0);
@@ -328,11 +329,11 @@ int detect_geometry(detect_read_fn rd, void *arg, uint64_t avail, const struct d
         }
         if (progress)
             progress(parg, base, limit);
-        for (i = 0; i < scan && i + CKPT_HDR_BYTES <= len; i++) {
+        for (i = 0; i < scan && i + CN_CK_HDR <= len; i++) {
             struct ckpt_hdr h;
             struct layout l[3];
             int n, j;
-            if (buf[i] != 'C' || memcmp(buf + i, CKPT_MAGIC, 4) != 0 ||
+            if (buf[i] != magic_byte(0) || le32(buf + i) != CN_CK_MAGIC ||
                 ckpt_parse_header(buf + i, &h) < 0)
                 continue;
             found_header = 1;
@@ -434,7 +435,7 @@ static int read_copy(struct cairn_dev *dev, uint32_t page, uint32_t ckpt_pages, 
             return 0;
         memcpy(buf + off, pagebuf, n);
     }
-    memset(buf + 16, 0, 4);
+    memset(buf + CN_CK_O_CRC, 0, 4);
     crc = crc32_update(0, buf, h->length);
     return crc == h->crc;
 }
@@ -450,7 +451,7 @@ int ckpt_find_newest(struct cairn_dev *dev, uint32_t seg_pages, uint32_t seg_cou
     memset(&want, 0, sizeof want);
     want.seg_pages = seg_pages;
     want.seg_count = seg_count;
-    length = CKPT_HDR_BYTES + CKPT_ENTRY_BYTES * seg_count;
+    length = CN_CK_HDR + CN_CK_ENTRY * seg_count;
     out->ckpt_pages = (length + ps - 1) / ps;
     out->slots = seg_pages / (out->ckpt_pages * copies);
     for (a = 0, seg = 0; a < 2 && seg < seg_count; seg++)
@@ -484,12 +485,12 @@ int ckpt_find_newest(struct cairn_dev *dev, uint32_t seg_pages, uint32_t seg_cou
                     if (segs == NULL)
                         break;
                     for (i = 0; i < seg_count; i++) {
-                        const uint8_t *e = buf + CKPT_HDR_BYTES + CKPT_ENTRY_BYTES * i;
-                        segs[i].erase_count = le32(e);
-                        segs[i].stamp = le32(e + 4);
-                        segs[i].live = le16(e + 8);
-                        segs[i].state = e[10];
-                        segs[i].flags = e[11];
+                        const uint8_t *e = buf + CN_CK_HDR + CN_CK_ENTRY * i;
+                        segs[i].erase_count = le32(e + CN_CK_E_ERASES);
+                        segs[i].stamp = le32(e + CN_CK_E_STAMP);
+                        segs[i].live = le16(e + CN_CK_E_LIVE);
+                        segs[i].state = e[CN_CK_E_STATE];
+                        segs[i].flags = e[CN_CK_E_FLAGS];
                     }
                     out->segs = segs;
                     out->h = h;

@@ -6,8 +6,7 @@
  *   "How the geometry is found");
  * - the newest checkpoint of a volume, read through its device, decoded
  *   (info, dump): header fields and the segment table.
- * The checkpoint layout is the one of docs/DESIGN.md ("On-disk format":
- * checkpoint; src/ckpt.c).
+ * The checkpoint layout is docs/FORMAT.md "Checkpoint" (src/format.h).
  */
 #ifndef CAIRN_PROBE_H
 #define CAIRN_PROBE_H
@@ -16,13 +15,7 @@
 #include <stdint.h>
 
 #include "cairn_device.h"
-
-#define CKPT_MAGIC "CRN1"
-#define CKPT_HDR_BYTES 144u  /* header; the segment table follows */
-#define CKPT_ENTRY_BYTES 12u /* one segment's table entry */
-#define CKPT_HEADS 10u       /* meta, cold, data 0..7 */
-#define CKPT_FLAG_CLEAN 1u
-#define CKPT_FLAG_OTHER_ERASED 2u
+#include "format.h" /* src/: the format's numbers */
 
 struct ckpt_hdr {
     uint16_t version, flags;
@@ -30,7 +23,7 @@ struct ckpt_hdr {
     uint32_t page_size, seg_pages, seg_count, node_size;
     uint32_t root, height, next_id;
     uint32_t log_seg, log_off, log_seq, clock;
-    uint32_t head_seg[CKPT_HEADS], head_page[CKPT_HEADS];
+    uint32_t head_seg[CN_CK_HEADS], head_page[CN_CK_HEADS];
 };
 
 struct ckpt_seg {
@@ -39,14 +32,13 @@ struct ckpt_seg {
     uint8_t state, flags;
 };
 
-/* Segment states and flags of the table. */
-enum { SEG_FREE, SEG_ERASED, SEG_OPEN, SEG_FULL, SEG_LOG, SEG_ANCHOR, SEG_BAD };
+/* Names of the table's segment states and flags (format.h). */
 const char *ckpt_state_name(uint8_t state);
 /* Flag names joined by ',' into buf ("-" for none). */
 const char *ckpt_flag_names(uint8_t flags, char *buf, size_t size);
 const char *ckpt_head_name(uint32_t h, char *buf, size_t size);
 
-/* Decodes a header from its first CKPT_HDR_BYTES bytes; 0 when the magic,
+/* Decodes a header from its first CN_CK_HDR bytes; 0 when the magic,
  * the version this tool reads and every field are plausible, else -1. */
 int ckpt_parse_header(const uint8_t *b, struct ckpt_hdr *h);
 

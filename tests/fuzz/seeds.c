@@ -136,27 +136,27 @@ static void shared_children(const char *dir)
         fz_fail("seed: geometry");
     base = seg * v.fs->seg_pages;
     for (lv = 0; lv < 5; lv++) { /* the node of level lv at base + (4 - lv) * np */
-        uint32_t count = lv ? (uint32_t)(sizeof node - 16u) / 12u : 0;
+        uint32_t count = lv ? (uint32_t)(sizeof node - CN_NODE_HDR) / CN_NODE_IENT : 0;
         memset(node, 0xFF, sizeof node);
-        memset(node, 0, 16);
-        cn_put16(node, 0x4E43u);
-        node[2] = 1;
-        node[3] = (uint8_t)lv;
-        cn_put16(node + 4, (uint16_t)count);
-        cn_put16(node + 6, (uint16_t)(count * 12u));
+        memset(node, 0, CN_NODE_HDR);
+        cn_put16(node + CN_NODE_O_MAGIC, CN_NODE_MAGIC);
+        node[CN_NODE_O_VERSION] = CN_NODE_VERSION;
+        node[CN_NODE_O_LEVEL] = (uint8_t)lv;
+        cn_put16(node + CN_NODE_O_COUNT, (uint16_t)count);
+        cn_put16(node + CN_NODE_O_USED, (uint16_t)(count * CN_NODE_IENT));
         for (i = 0; i < count; i++) {
-            cn_put64(node + 16 + i * 12, (uint64_t)i << 32);
-            cn_put32(node + 16 + i * 12 + 8, base + (5 - lv) * np);
+            cn_put64(node + CN_NODE_HDR + i * CN_NODE_IENT, (uint64_t)i << 32);
+            cn_put32(node + CN_NODE_HDR + i * CN_NODE_IENT + 8, base + (5 - lv) * np);
         }
         for (i = 0; i < np; i++)
             csim_poke(v.sim, base + (4 - lv) * np + i, node + i * ps, NULL);
     }
     for (i = 0; i < 2 * v.fs->seg_pages; i++) { /* every checkpoint of the anchors */
         csim_peek(v.sim, ck + i, page, NULL);
-        if (cn_get32(page) != 0x314E5243u) /* "CRN1" */
+        if (cn_get32(page + CN_CK_O_MAGIC) != CN_CK_MAGIC)
             continue;
-        cn_put32(page + 36, base); /* root */
-        cn_put32(page + 40, 5);    /* height */
+        cn_put32(page + CN_CK_O_ROOT, base);
+        cn_put32(page + CN_CK_O_HEIGHT, 5);
         csim_poke(v.sim, ck + i, page, NULL);
     }
     out[0] = FZ_NOR;

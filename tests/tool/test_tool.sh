@@ -4,16 +4,21 @@
 # deterministic builds, geometry detection without flags (NOR, NAND with OOB,
 # SD) and at an offset inside a bigger file, fsck on damaged images.
 #
-# usage: test_tool.sh CAIRN WORKDIR [TOOL_FIXTURE]
-# (tool_fixture makes an image left by a power cut and a simulator image)
+# usage: test_tool.sh CAIRN WORKDIR [TOOL_FIXTURE [ONDISK_PY]]
+# (tool_fixture makes images left by a power cut and a simulator image;
+# ONDISK_PY, python/cairn/ondisk.py, is the Python decoder that `cairn dump`
+# is compared with when python3 is there)
 # Prints "ok: ..." / "FAIL: ..." per check and "test_tool: N passed, M failed";
 # exits 1 on any failure.
 set -u
 CAIRN=$1
 W=$2
 FIXTURE=${3:-}
+ONDISK=${4:-}
 case $CAIRN in /*) ;; *) CAIRN=$(pwd)/$CAIRN ;; esac
 case $FIXTURE in /* | "") ;; *) FIXTURE=$(pwd)/$FIXTURE ;; esac
+case $ONDISK in /* | "") ;; *) ONDISK=$(pwd)/$ONDISK ;; esac
+PYTHON=$(command -v python3 || true)
 LC_ALL=C
 export LC_ALL
 # a sanitizer report must not pass for "problems found" (exit 1)
@@ -516,6 +521,152 @@ for name in nor nand sd; do
     rm -rf flip_out
 done
 rm -f flip.img
+
+# ---- dump: journal records and tree nodes (docs/FORMAT.md) ----
+# pydump ARGS...: the Python decoder (py.txt, pyrc), when there is one
+pydump() {
+    if [ -n "$ONDISK" ] && [ -n "$PYTHON" ]; then
+        "$PYTHON" "$ONDISK" "$@" >py.txt 2>pyerr.txt
+        pyrc=$?
+    else
+        pyrc=skip
+    fi
+}
+# agree DESC: the C dump (out.txt, rc) and the Python one (py.txt, pyrc) agree
+agree() {
+    if [ "$pyrc" = skip ]; then
+        echo "skipped: $1 (no python3 or no ondisk.py given)"
+    elif [ "$pyrc" -eq "$rc" ] && { [ "$rc" -eq 2 ] || cmp -s out.txt py.txt; } &&
+        ! grep -q Traceback pyerr.txt; then
+        ok "$1"
+    else
+        bad "$1 (C exit $rc, Python exit $pyrc)"
+        diff out.txt py.txt | head -10
+        head -5 pyerr.txt
+    fi
+}
+run dump --journal
+expect_err "dump --journal without an image" 2 "usage\|IMAGE\|argument"
+run ls --tree nor.img
+expect_err "--tree is for dump only" 2 "is for dump"
+if [ -n "$FIXTURE" ]; then
+    for model in nor-m25p16 nand-dhara; do
+        if ! "$FIXTURE" journal $model j.img 2>err.txt; then
+            bad "tool_fixture journal $model"
+            continue
+        fi
+        run dump --journal j.img
+        expect_out "$model: dump --journal starts where the checkpoint says" 0 \
+            "^journal from segment 2 offset 0 seq 0$"
+        expect_out "$model: dump --journal decodes CREATE" 0 \
+            '^record seg=2 off=0 seq=0 type=CREATE len=17 parent=1 id=2 sub=0x[0-9a-f]\{8\} type=dir name="dir"$'
+        expect_out "$model: dump --journal decodes EXTENT" 0 \
+            "type=EXTENT len=20 id=4 fpage=0 phys=[0-9]* count=[0-9]* size=2052$"
+        expect_out "$model: dump --journal decodes SIZE" 0 "type=SIZE len=8 id=4 size=100$"
+        expect_out "$model: dump --journal decodes TRIM" 0 "type=TRIM len=4 id=4$"
+        expect_out "$model: dump --journal decodes RENAME (name escaped)" 0 \
+            'type=RENAME len=40 oparent=2 osub=0x[0-9a-f]* nparent=2 nsub=0x[0-9a-f]* replaced=0 id=3 name="renamed \\x22q\\x22.txt"$'
+        expect_out "$model: dump --journal decodes ATTR" 0 "type=ATTR len=9 id=4 atype=7 value=0102ff$"
+        expect_out "$model: dump --journal decodes ATTRDEL" 0 "type=ATTRDEL len=5 id=4 atype=8$"
+        expect_out "$model: dump --journal decodes REMOVE" 0 "type=REMOVE len=12 parent=1 sub=0x[0-9a-f]* id=5$"
+        expect_out "$model: dump --journal decodes RINGNEW" 0 \
+            'type=RINGNEW len=22 capacity=4096 parent=1 id=6 sub=0x[0-9a-f]* type=file name="ring"$'
+        expect_out "$model: dump --journal decodes RING" 0 \
+            "type=RING len=24 id=6 slot=0 phys=[0-9]* count=1 size=10 head=0$"
+        expect_out "$model: dump --journal says where and why it ends" 0 \
+            "^journal end segment 2 offset [0-9]*: [0-9]* records, erased$"
+        seqs=$(sed -n 's/^record .* seq=\([0-9]*\) .*/\1/p' out.txt | tr '\n' ' ')
+        n=$(grep -c '^record ' out.txt)
+        check "$model: dump --journal: seqs run 0, 1, ... ($n records)" \
+            test "$seqs" = "$(seq 0 $((n - 1)) | tr '\n' ' ')"
+        if [ $model = nand-dhara ]; then
+            expect_out "$model: dump --journal decodes a page written as a journal entry (its tag)" 0 \
+                "tag=log type=EXTENT len=20 id=7 fpage=0 phys=[0-9]* count=1 size=18$"
+            expect_out "$model: dump --journal shows the PADs closing pages" 0 "type=PAD len=0$"
+        else
+            check "$model: no PAD on NOR" sh -c '! grep -q "type=PAD" out.txt'
+        fi
+        pydump --journal j.img
+        agree "$model: the Python decoder prints the same journal"
+        run dump --tree j.img
+        expect_out "$model: dump --tree of a volume not committed yet: the root" 0 \
+            "^  key=0000000100000000 INODE id=1 sub=0x0000000 type=dir flags=0x00 parent=1 size=0 dsub=0x00000000$"
+        run dump --all j.img
+        pydump --all j.img
+        agree "$model: the Python decoder prints the same --all"
+    done
+fi
+for name in nor nand sd; do
+    img=$name.fresh.img
+    "$CAIRN" dump $img >dump.txt 2>/dev/null
+    run dump --tree $img
+    expect_out "$name: dump --tree walks the tree" 0 "^tree: [0-9]* nodes, [0-9]* entries, 0 problems$"
+    expect_out "$name: dump --tree: the root node's header" 0 \
+        "^node page=$(field root) level=[0-9] count=[0-9]* used=[0-9]* seq=[0-9]* crc=0x[0-9a-f]\{8\}$"
+    expect_out "$name: dump --tree: a directory entry" 0 \
+        '^  key=00000001[0-9a-f]\{8\} DIRENT id=1 sub=0x[0-9a-f]\{7\} child=[0-9]* type=file name="random70k"$'
+    expect_out "$name: dump --tree: a file's inode and size" 0 \
+        " INODE id=[0-9]* sub=0x0000000 type=file flags=0x00 parent=1 size=70000 dsub="
+    expect_out "$name: dump --tree: an extent" 0 " EXTENT id=[0-9]* sub=0x0000000 fpage=0 phys=[0-9]* count=[0-9]*"
+    expect_out "$name: dump --tree: a name with escaped bytes" 0 'name="utf8-caf\\xc3\\xa9"'
+    if [ $name = nand ]; then
+        expect_out "$name: dump --tree checks the extents' page tags" 0 " tags=ok$"
+        check "$name: every tag matches" sh -c '! grep -q "tags=bad" out.txt'
+    fi
+    pydump --tree $img
+    agree "$name: the Python decoder prints the same tree"
+    run dump --all $img
+    expect_out "$name: dump --all: the checkpoint" 0 "^magic *CRN1$"
+    expect_out "$name: dump --all: the journal (empty after a clean unmount)" 0 \
+        "^journal end segment $(field log_seg) offset $(field log_off): 0 records, erased$"
+    expect_out "$name: dump --all: the tree" 0 "^tree: "
+    pydump --all $img
+    agree "$name: the Python decoder prints the same --all"
+
+    # truncated: a clear error from both
+    size=$(filesize $img)
+    head -c $((size / 2)) $img >trunc.img
+    run dump --all trunc.img
+    expect_err "$name: dump of a truncated image: an error" 2 "shorter\|no cairn checkpoint"
+    pydump --all trunc.img
+    agree "$name: the Python decoder: an error too"
+
+    # the root node damaged: a problem, the same from both
+    ps=$(field page_size)
+    stride=$ps
+    [ $name = nand ] && stride=$((ps + 64))
+    cp $img bad.img
+    poke bad.img $(($(field root) * stride + 20)) "FLIPPEDBYTES"
+    run dump --all bad.img
+    expect_out "$name: dump of a damaged root node: a problem" 1 "^  problem: bad crc (computed 0x"
+    pydump --all bad.img
+    agree "$name: the Python decoder reports it alike"
+
+    # bytes damaged in the root node, where the journal starts, and anywhere,
+    # at pseudo-random places: no crash, the same output
+    x=7
+    i=0
+    while [ $i -lt 12 ]; do
+        cp $img bad.img
+        k=0
+        while [ $k -lt $((1 + i % 4 * 8)) ]; do
+            x=$(((x * 1103515245 + 12345) % 2147483648))
+            case $((i % 3)) in
+            0) off=$(($(field root) * stride + x % 64)) ;; # the root node's header, first entries
+            1) off=$(($(field log_seg) * $(field seg_pages) * stride + x % (4 * stride))) ;; # the journal
+            *) off=$((x % size)) ;;
+            esac
+            poke bad.img $off "XY"
+            k=$((k + 1))
+        done
+        run dump --all bad.img
+        no_crash "$name: dump --all of a damaged image ($i)"
+        pydump --all bad.img
+        agree "$name: the Python decoder agrees on it ($i)"
+        i=$((i + 1))
+    done
+done
+rm -f bad.img trunc.img j.img
 
 echo "test_tool: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
