@@ -27,9 +27,12 @@ $(VENV)/.stamp: python/requirements.txt
 venv: $(VENV)/.stamp
 	@$(VPY) -c 'import pathlib, sys, sysconfig; pathlib.Path(sysconfig.get_paths()["purelib"], "cairn.pth").write_text(sys.argv[1] + "\n")' "$(CURDIR)/python"
 
+# pytest gets the library and the C tool of this build (CAIRN_TOOL: the tests
+# of cairn.Image against `cairn`).
 test: build venv
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	CAIRN_LIB="$(abspath $(BUILD))/python/libcairn_py.so" $(VPY) -m pytest -c python/pytest.ini python/tests
+	CAIRN_LIB="$(abspath $(BUILD))/python/libcairn_py.so" CAIRN_TOOL="$(abspath $(BUILD))/tools/cairn" \
+	  $(VPY) -m pytest -c python/pytest.ini python/tests
 	@$(MAKE) --no-print-directory test-cross
 
 # The C tests built for 32-bit ARM and big-endian s390x and run under

@@ -18,6 +18,8 @@ Pieces:
   Error      every failure of a cairn call: .code (Err), .name, .message;
              a subclass per code (NotFoundError is also a FileNotFoundError...)
   SimError   the simulator refused a request
+  Image      a volume as a raw image, built from a folder or a dict of files
+             and read back, in the C tool's image format (for build systems)
 
 The C library (libcairn_py.so, built by `make`) is found through CAIRN_LIB or
 under build/python/ (see cairn._ffi). Nothing here is thread-safe.
@@ -74,6 +76,8 @@ from ._fs import (
     mode_flags,
     mount,
 )
+from ._image import Image
+from ._probe import ImageError
 from ._sim import Cost, Counters, DevResult, Ftl, Geometry, Medium, ModelInfo, Sim, Tear
 
 VERSION = (lib.CAIRN_VERSION_MAJOR, lib.CAIRN_VERSION_MINOR)
@@ -85,6 +89,7 @@ __all__ = [
     "FS", "File", "Dir", "BlockDevice", "has", "has_feature",
     "Config", "Info", "FsInfo", "CheckReport", "Type",
     "context_size", "format", "mount", "mode_flags",
+    "Image", "ImageError",
     "Sim", "Geometry", "Cost", "Ftl", "ModelInfo", "Counters", "Medium", "DevResult", "Tear",
     "Err", "Error", "SimError", "errname", "strerror",
     "DeviceError", "CorruptError", "NotFoundError", "ExistsError", "NotADirError",
