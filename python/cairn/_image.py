@@ -380,13 +380,17 @@ class Image:
     __bytes__ = tobytes
 
     def save(self, path=None) -> None:
-        """Write the raw image to path (default: the file it was opened from)."""
+        """Write the raw image to path (default: the file it was opened from).
+        Written over the file it was opened from, bytes past the volume (a
+        longer image: a firmware dump) are kept; any other file is replaced."""
         if path is None:
             if self._path is None:
                 raise ValueError("save: give a path (this image was not opened from a file)")
             path = self._path
         self._settle()
-        with open(path, "wb") as f:
+        in_place = self._path is not None and os.path.exists(path) and \
+            os.path.samefile(path, self._path)
+        with open(path, "r+b" if in_place else "wb") as f:
             for chunk in self._raw_blocks():
                 f.write(chunk)
 

@@ -1,6 +1,6 @@
 """cairn.Image: volumes built from a dict or a folder, saved as raw images and
 read back; the C tool reading them and Image reading the tool's; the
-geometry rules.
+geometry rules; the `cairn` console script's fallback.
 
 The C tool is found through CAIRN_TOOL (`make test` points it at
 build/tools/cairn); without it those tests are skipped."""
@@ -10,11 +10,14 @@ from __future__ import annotations
 import os
 import pathlib
 import random
+import re
 import subprocess
+import sys
 
 import pytest
 
 import cairn
+from cairn import _cli
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 TOOL = os.environ.get("CAIRN_TOOL", "")
@@ -162,6 +165,25 @@ def test_changes_after_open(geo, tmp_path):
                                  "old/x": b"2"}
 
 
+def test_longer_image_keeps_its_tail(tmp_path):
+    with cairn.Image.from_files({"a": b"1"}, **GEOMETRIES["nor"]) as image:
+        volume = image.tobytes()
+    # 1000 bytes: not a whole number per page, which the probe would take for
+    # NAND OOB bytes (as the tool would)
+    tail = bytes(range(250)) * 4
+    (tmp_path / "fw.bin").write_bytes(volume + tail)
+    with cairn.Image.open(tmp_path / "fw.bin") as image:
+        assert image.image_size == len(volume)
+        image.write_file("b", b"2")
+        image.save()
+        image.save(tmp_path / "alone.img")
+    data = (tmp_path / "fw.bin").read_bytes()
+    assert data[len(volume):] == tail
+    assert data[:len(volume)] == (tmp_path / "alone.img").read_bytes()
+    with cairn.Image.open(tmp_path / "fw.bin") as image:
+        assert image.files() == {"a": b"1", "b": b"2"}
+
+
 def test_fs_gives_the_whole_api():
     with cairn.Image(**GEOMETRIES["nor"]) as image:
         with image.fs.open("/log", "a") as f:
@@ -295,3 +317,69 @@ def test_image_reads_tool_build_and_same_bytes(geo, tmp_path):
         image.save()
     assert tool("cat", tmp_path / "tool.img", "from/python").stdout == b"back again"
     assert tool("fsck", tmp_path / "tool.img").returncode == 0
+
+
+# ---- the console script ----
+
+def test_cli_fallback_matches_tool_output(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(_cli.GUARD_ENV, "1")  # as if re-entered: never start a tool
+    write_tree(tmp_path / "tree", {"a/b": b"12345", "c": b"", "d": None})
+    img = tmp_path / "v.img"
+    assert _cli.main(["build", str(tmp_path / "tree"), "-o", str(img), "--model", "nor-m25p16",
+                      "--size", "1M"]) == 0
+    assert _cli.main(["ls", "-l", "-R", str(img)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines() == ["d          0  a/", "-          5  a/b", "-          0  c",
+                                "d          0  d/"]
+    assert _cli.main(["cat", str(img), "a/b"]) == 0
+    assert _cli.main(["extract", str(img), str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / "a" / "b").read_bytes() == b"12345"
+    assert _cli.main(["ls", str(img), "nope"]) == 2
+    assert _cli.main(["fsck", str(img)]) == 2
+    assert "not installed" in capsys.readouterr().err
+    if TOOL and os.access(TOOL, os.X_OK):
+        assert tool("ls", "-l", "-R", img).stdout.decode() == out
+
+
+def test_cli_finds_the_tool_not_itself(tmp_path, monkeypatch):
+    monkeypatch.delenv(_cli.GUARD_ENV, raising=False)
+    script = tmp_path / "bin1" / "cairn"  # what pip writes for the console script
+    script.parent.mkdir()
+    script.write_text(f"#!{sys.executable}\nimport sys\nfrom cairn._cli import main\n"
+                      "sys.exit(main())\n")
+    script.chmod(0o755)
+    real = tmp_path / "bin2" / "cairn"
+    real.parent.mkdir()
+    real.write_bytes(b"\x7fELF stand-in")
+    real.chmod(0o755)
+    monkeypatch.delenv(_cli.TOOL_ENV, raising=False)
+    monkeypatch.setenv("PATH", f"{script.parent}{os.pathsep}{real.parent}")
+    assert _cli.find_tool() == str(real)
+    monkeypatch.setenv("PATH", str(script.parent))
+    assert _cli.find_tool() is None
+    monkeypatch.setenv(_cli.TOOL_ENV, str(script))
+    assert _cli.find_tool() is None
+    monkeypatch.setenv(_cli.TOOL_ENV, str(real))
+    assert _cli.find_tool() == str(real)
+    monkeypatch.setenv(_cli.GUARD_ENV, "1")
+    assert _cli.find_tool() is None
+
+
+def test_cli_runs_the_tool(tmp_path):
+    needs_tool()
+    with cairn.Image.from_files({"x": b"1"}, **GEOMETRIES["nor"]) as image:
+        image.save(tmp_path / "v.img")
+    env = {k: v for k, v in os.environ.items() if k != _cli.GUARD_ENV}
+    env[_cli.TOOL_ENV] = TOOL
+    run = subprocess.run([sys.executable, "-m", "cairn._cli", "info", str(tmp_path / "v.img")],
+                         capture_output=True, env=env, check=True)
+    assert b"segment" in run.stdout  # `info` exists only in the C tool
+
+
+# ---- the package ----
+
+def test_version_from_one_place():
+    cmake = (REPO / "CMakeLists.txt").read_text()
+    version = re.search(r"project\(cairn VERSION (\d+\.\d+\.\d+)", cmake).group(1)
+    assert cairn.__version__ == version
+    assert tuple(int(x) for x in version.split(".")[:2]) == cairn.VERSION
