@@ -8,7 +8,7 @@ PYTHON     ?= python3
 VENV       ?= .venv
 VPY        := $(VENV)/bin/python
 
-.PHONY: all build venv venv-bench test test-cross bench torture fuzz clean
+.PHONY: all build venv venv-bench test test-pip test-cross bench torture fuzz clean
 
 all: build venv
 
@@ -27,11 +27,24 @@ $(VENV)/.stamp: python/requirements.txt
 venv: $(VENV)/.stamp
 	@$(VPY) -c 'import pathlib, sys, sysconfig; pathlib.Path(sysconfig.get_paths()["purelib"], "cairn.pth").write_text(sys.argv[1] + "\n")' "$(CURDIR)/python"
 
+# pytest gets the library and the C tool of this build (CAIRN_TOOL: the tests
+# of cairn.Image against `cairn`).
 test: build venv
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	CAIRN_LIB="$(abspath $(BUILD))/python/libcairn_py.so" CAIRN_TOOL="$(abspath $(BUILD))/tools/cairn" \
 	  $(VPY) -m pytest -c python/pytest.ini python/tests
+<<<<<<< HEAD
+=======
+	@$(MAKE) --no-print-directory test-pip
+>>>>>>> pkg
 	@$(MAKE) --no-print-directory test-cross
+
+# The Python package as a user installs it: pip install ./python into a fresh
+# virtualenv outside the repository, an image built and read from Python,
+# pip wheel, and a wheel from the sdist (tests/python/test_pip.sh; "skipped"
+# when the package index cannot be reached).
+test-pip:
+	PYTHON=$(PYTHON) sh tests/python/test_pip.sh
 
 # The C tests built for 32-bit ARM and big-endian s390x and run under
 # qemu-user (tests/cross.sh); a target without its cross compiler or qemu

@@ -1212,3 +1212,43 @@ int csim_poke(csim *s, uint32_t page, const void *data, const void *spare)
                s->geo.spare_size);
     return 0;
 }
+
+int csim_peek_block(const csim *s, uint32_t block, void *data, void *spare)
+{
+    const struct blk *bk;
+    size_t spare_bytes = (size_t)s->ppb * s->geo.spare_size;
+    if (block >= s->geo.block_count)
+        return -1;
+    bk = &s->blk[block];
+    if (data) {
+        if (bk->mem)
+            memcpy(data, bk->mem, s->block_bytes);
+        else
+            memset(data, 0xFF, s->block_bytes);
+    }
+    if (spare && spare_bytes) {
+        if (bk->mem)
+            memcpy(spare, bk->mem + s->spare_off, spare_bytes);
+        else
+            memset(spare, 0xFF, spare_bytes);
+    }
+    return 0;
+}
+
+int csim_poke_block(csim *s, uint32_t block, const void *data, const void *spare)
+{
+    struct blk *bk;
+    size_t spare_bytes = (size_t)s->ppb * s->geo.spare_size;
+    if (block >= s->geo.block_count)
+        return -1;
+    bk = &s->blk[block];
+    if (!data && !(spare && spare_bytes))
+        return 0;
+    if (ensure_mem(s, bk))
+        return -1;
+    if (data)
+        memcpy(bk->mem, data, s->block_bytes);
+    if (spare && spare_bytes)
+        memcpy(bk->mem + s->spare_off, spare, spare_bytes);
+    return 0;
+}

@@ -150,6 +150,12 @@ void csim_set_bitflips(csim *sim, uint32_t corrected_ppm,
 /* Copies page data (and spare, if spare != NULL) out / in. */
 int csim_peek(const csim *sim, uint32_t page, void *data, void *spare);
 int csim_poke(csim *sim, uint32_t page, const void *data, const void *spare);
+/* The same for a whole erase block in one call (loading or dumping a whole
+ * device, python/cairn/_image.py): data is pages_per_block * page_size bytes,
+ * spare (optional) pages_per_block * spare_size bytes, both page after page.
+ * 0, or -1 for a block beyond the device (or no memory for the poke). */
+int csim_peek_block(const csim *sim, uint32_t block, void *data, void *spare);
+int csim_poke_block(csim *sim, uint32_t block, const void *data, const void *spare);
 
 #ifdef __cplusplus
 }

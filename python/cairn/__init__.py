@@ -18,9 +18,12 @@ Pieces:
   Error      every failure of a cairn call: .code (Err), .name, .message;
              a subclass per code (NotFoundError is also a FileNotFoundError...)
   SimError   the simulator refused a request
+  Image      a volume as a raw image, built from a folder or a dict of files
+             and read back, in the C tool's image format (for build systems)
 
-The C library (libcairn_py.so, built by `make`) is found through CAIRN_LIB or
-under build/python/ (see cairn._ffi). Nothing here is thread-safe.
+The C library (libcairn_py.so) is found through CAIRN_LIB, next to this
+package (pip install), or under build/python/ (`make`; see cairn._ffi).
+Nothing here is thread-safe.
 """
 
 from ._errors import (
@@ -74,7 +77,10 @@ from ._fs import (
     mode_flags,
     mount,
 )
+from ._image import Image
+from ._probe import ImageError
 from ._sim import Cost, Counters, DevResult, Ftl, Geometry, Medium, ModelInfo, Sim, Tear
+from ._version import __version__
 
 VERSION = (lib.CAIRN_VERSION_MAJOR, lib.CAIRN_VERSION_MINOR)
 DISK_VERSION = lib.CAIRN_DISK_VERSION
@@ -85,6 +91,7 @@ __all__ = [
     "FS", "File", "Dir", "BlockDevice", "has", "has_feature",
     "Config", "Info", "FsInfo", "CheckReport", "Type",
     "context_size", "format", "mount", "mode_flags",
+    "Image", "ImageError", "__version__",
     "Sim", "Geometry", "Cost", "Ftl", "ModelInfo", "Counters", "Medium", "DevResult", "Tear",
     "Err", "Error", "SimError", "errname", "strerror",
     "DeviceError", "CorruptError", "NotFoundError", "ExistsError", "NotADirError",

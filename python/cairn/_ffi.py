@@ -273,6 +273,8 @@ void csim_set_bitflips(csim *sim, uint32_t corrected_ppm,
                        uint32_t uncorrectable_ppm);
 int csim_peek(const csim *sim, uint32_t page, void *data, void *spare);
 int csim_poke(csim *sim, uint32_t page, const void *data, const void *spare);
+int csim_peek_block(const csim *sim, uint32_t block, void *data, void *spare);
+int csim_poke_block(csim *sim, uint32_t block, const void *data, const void *spare);
 
 /* ---- python/layout.c ---- */
 struct cairn_py_layout {

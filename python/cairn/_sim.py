@@ -436,6 +436,33 @@ class Sim:
         if lib.csim_poke(self._p(), page, d, s) != 0:
             raise SimError(f"csim_poke: bad page {page}")
 
+    def peek_block(self, block: int, spare: bool = False):
+        """A whole erase block at once (csim_peek_block): its data
+        (block_size bytes), or (data, spare) with the spare areas of its
+        pages one after the other when spare is true."""
+        g = self.geometry
+        data = ffi.new("uint8_t[]", g.block_size)
+        sp_len = g.pages_per_block * g.spare_size
+        sp = ffi.new("uint8_t[]", max(sp_len, 1)) if spare else ffi.NULL
+        if lib.csim_peek_block(self._p(), block, data, sp) != 0:
+            raise SimError(f"csim_peek_block: bad block {block}")
+        d = bytes(ffi.buffer(data))
+        return (d, bytes(ffi.buffer(sp, sp_len))) if spare else d
+
+    def poke_block(self, block: int, data, spare=None) -> None:
+        """Overwrite a whole erase block's data (block_size bytes) and
+        optionally its spare areas (pages_per_block * spare_size bytes)."""
+        g = self.geometry
+        sp_len = g.pages_per_block * g.spare_size
+        if len(data) != g.block_size:
+            raise ValueError(f"poke_block needs {g.block_size} bytes of data, got {len(data)}")
+        if spare is not None and len(spare) != sp_len:
+            raise ValueError(f"poke_block needs {sp_len} bytes of spare, got {len(spare)}")
+        d = ffi.from_buffer(data)
+        s = ffi.NULL if spare is None else ffi.from_buffer(spare)
+        if lib.csim_poke_block(self._p(), block, d, s) != 0:
+            raise SimError(f"csim_poke_block: bad block {block}")
+
     # ---- the device's own calls (counted, checked, time-modelled) ----
     def dev_read(self, page: int, off: int, length: int) -> tuple[int, bytes]:
         """dev->read: (result, data)."""

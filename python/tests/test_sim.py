@@ -145,6 +145,25 @@ def test_peek_poke_spare():
             sim.peek(8 * 64)
 
 
+def test_peek_poke_block():
+    with cairn.Sim("nand-jffs2", block_count=8) as sim:
+        g = sim.geometry
+        assert sim.peek_block(2, spare=True) == (b"\xff" * g.block_size,
+                                                 b"\xff" * (64 * 32))
+        data = bytes(range(256)) * (g.block_size // 256)
+        spare = bytes(range(64)) * 32
+        sim.poke_block(2, data, spare)
+        assert sim.peek(2 * 64 + 1, spare=True) == (data[2048:4096], spare[32:64])
+        assert sim.peek_block(2) == data
+        assert sim.counters().read_calls == 0
+        with pytest.raises(ValueError):
+            sim.poke_block(0, b"short")
+        with pytest.raises(ValueError):
+            sim.poke_block(0, data, b"short")
+        with pytest.raises(cairn.SimError):
+            sim.peek_block(8)
+
+
 def test_image_round_trip(tmp_path):
     path = tmp_path / "dev.img"
     with cairn.Sim("nor-w25q128", block_count=128, blocks_per_lblock=4, image=path) as sim:

@@ -370,6 +370,46 @@ static void test_big(void)
           max_rss_kb() - rss0);
 }
 
+/* csim_peek_block / csim_poke_block: a whole erase block in one call, the
+ * same bytes as page by page (csim_peek), erased blocks read 0xFF. */
+static void test_block_access(void)
+{
+    csim *s = sim_open("nand-dhara", 16, 1);
+    struct cairn_dev *d = csim_dev(s);
+    const uint32_t ps = 2048, ppb = 64, sp = 32;
+    uint8_t *data = xmalloc((size_t)ppb * ps), *spare = xmalloc((size_t)ppb * sp);
+    uint8_t *back = xmalloc((size_t)ppb * ps), *sback = xmalloc((size_t)ppb * sp);
+    uint8_t page[2048], pspare[32];
+    int same = 1;
+    uint32_t p;
+    pattern(data, (size_t)ppb * ps, 7);
+    pattern(spare, (size_t)ppb * sp, 8);
+    CHECK(csim_peek_block(s, 3, back, sback) == 0 && all_bytes(back, (size_t)ppb * ps, 0xFF) &&
+              all_bytes(sback, (size_t)ppb * sp, 0xFF),
+          "block access: a never written block peeks as 0xFF, data and spare");
+    CHECK(csim_poke_block(s, 3, data, spare) == 0, "block access: poke a whole block");
+    for (p = 0; p < ppb; p++) {
+        csim_peek(s, 3 * ppb + p, page, pspare);
+        same &= memcmp(page, data + (size_t)p * ps, ps) == 0 &&
+                memcmp(pspare, spare + (size_t)p * sp, sp) == 0;
+    }
+    CHECK(same, "block access: page by page reads what the block poke wrote");
+    CHECK(csim_peek_block(s, 3, back, NULL) == 0 &&
+              memcmp(back, data, (size_t)ppb * ps) == 0,
+          "block access: peek without spare");
+    CHECK(csim_poke_block(s, 16, data, NULL) == -1 && csim_peek_block(s, 16, back, NULL) == -1,
+          "block access: a block beyond the device is refused");
+    CHECK(d->erase(d->ctx, 3) == 0 && csim_peek_block(s, 3, back, sback) == 0 &&
+              all_bytes(back, (size_t)ppb * ps, 0xFF) && all_bytes(sback, (size_t)ppb * sp, 0xFF),
+          "block access: erased again after an erase");
+    CHECK(sim_viol(s) == 0 && sim_cnt(s).read_calls == 0, "block access: no rules, no counters");
+    free(data);
+    free(spare);
+    free(back);
+    free(sback);
+    csim_free(s);
+}
+
 int main(void)
 {
     csim *s;
@@ -380,6 +420,7 @@ int main(void)
     test_nand_roundtrip();
     test_nor_block_roundtrip();
     test_bad_files();
+    test_block_access();
     remove(IMG);
     return check_done("sim_image");
 }
