@@ -33,10 +33,7 @@ test: build venv
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	CAIRN_LIB="$(abspath $(BUILD))/python/libcairn_py.so" CAIRN_TOOL="$(abspath $(BUILD))/tools/cairn" \
 	  $(VPY) -m pytest -c python/pytest.ini python/tests
-<<<<<<< HEAD
-=======
 	@$(MAKE) --no-print-directory test-pip
->>>>>>> pkg
 	@$(MAKE) --no-print-directory test-cross
 
 # The Python package as a user installs it: pip install ./python into a fresh
