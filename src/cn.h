@@ -302,6 +302,14 @@ int cn_dev_blank(cairn *fs, uint32_t page, uint32_t off, uint8_t *buf, uint32_t 
 int cn_begin_write(cairn *fs);
 static inline uint32_t cn_seg_of(const cairn *fs, uint32_t page) { return page / fs->seg_pages; }
 
+/* tag.c: data pages and the spare-area tag of a NAND data page (FORMAT.md
+ * "NAND spare tags") */
+void cn_make_tag(uint8_t *tag, uint8_t kind, uint32_t id, uint32_t fpage, uint32_t seq,
+                 int32_t size, const uint8_t *data, uint32_t page_size);
+int cn_tag_ok(const uint8_t *tag);
+int cn_write_data(cairn *fs, uint32_t phys, uint32_t id, uint32_t fpage, const uint8_t *data,
+                  uint32_t pages);
+
 /* cache.c */
 /* Slot holding node `ref` (a page, or CN_DIRTY_REF | slot), or an error (< 0). */
 int cn_cache_get(cairn *fs, uint32_t ref);
@@ -468,10 +476,6 @@ static inline void cn_inode_pack(uint8_t *v, uint8_t type, uint32_t parent, int3
     cn_put32(v + 12, sub);
 }
 
-/* Spare-area tag of a NAND data page (FORMAT.md "NAND spare tags"). */
-void cn_make_tag(uint8_t *tag, uint8_t kind, uint32_t id, uint32_t fpage, uint32_t seq,
-                 int32_t size, const uint8_t *data, uint32_t page_size);
-int cn_tag_ok(const uint8_t *tag);
 int cn_log_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
                      const uint8_t *data, uint32_t *phys);
 int cn_record_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
@@ -489,8 +493,6 @@ int cn_open_size(cairn *fs, uint32_t id, int32_t *size);
 void cn_files_unlinked(cairn *fs, uint32_t id);
 void cn_files_forget_extents(cairn *fs, uint32_t id);
 void cn_files_forget_tails(cairn *fs, uint32_t seg);
-int cn_write_data(cairn *fs, uint32_t phys, uint32_t id, uint32_t fpage, const uint8_t *data,
-                  uint32_t pages);
 /* An extent of a file: pages [start, +count) at phys. */
 struct cn_ext {
     uint32_t start, phys, count;
@@ -518,9 +520,13 @@ int cn_ring_append(cairn *fs, struct cn_file *f, const uint8_t *src, uint32_t wa
                    uint32_t *n);
 int cn_ring_truncate(cairn *fs, struct cn_file *f, int32_t size);
 int cn_ring_record(cairn *fs, struct cn_file *f, uint32_t slot, uint32_t phys, uint32_t count);
-int cn_ring_apply(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
 int32_t cn_ring_extent_limit(cairn *fs, uint32_t id, int32_t size);
 int cn_ring_check_inode(cairn *fs, uint32_t id);
+/* ringrec.c: ring records applied, and the ring inode's checks */
+int cn_ring_apply(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
+int cn_ring_cap_ok(const cairn *fs, uint32_t cap);
+int cn_ring_window_ok(const cairn *fs, uint32_t cap, uint32_t head, int32_t size);
+int cn_ring_inode(cairn *fs, uint32_t id, uint8_t *v, uint32_t *cap);
 /* what ring.c reuses of apply.c and file.c */
 int cn_apply_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32_t count,
                     int32_t size);

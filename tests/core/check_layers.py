@@ -23,13 +23,14 @@ import sys
 LAYERS = (
     ("base", ("crc.c",)),
     ("device", ("device.c",)),                      # the driver's calls, bad blocks, erase state
+    ("pages", ("tag.c",)),                          # data pages and their NAND spare tags
     ("segments", ("seg.c",)),                       # the segment table: states, live counts, wear
     ("guard", ("invariant.c",)),                    # the entry guard and the state check
     ("heads", ("alloc.c",)),                        # pages from the write heads, space accounting
     ("checkpoint", ("anchor.c", "ckpt.c")),         # anchors, checkpoint slots
     ("index", ("cache.c", "tree.c")),               # node cache, the B+tree
     ("journal", ("journal.c",)),                    # records in the log segment
-    ("records", ("apply.c",)),                      # a change as records, applied to the tree; commit
+    ("records", ("apply.c", "ringrec.c")),          # a change as records, applied to the tree; commit
     ("collector", ("gc.c",)),                       # GC: victims, moves
     ("settle", ("space.c",)),                       # making room at the entry of an operation
     ("objects", ("file.c", "dir.c", "ring.c", "bd.c")),  # files, directories, rings, sectors
@@ -41,15 +42,10 @@ KNOWN_UP = {
     # The session mark is a checkpoint: the device layer writes it.
     ("device.c", "cn_ckpt_write"): "cn_begin_write writes the session checkpoint",
     ("device.c", "cn_head_failed"): "a read that needed correction closes the head writing there",
-    # The journal's NAND page tags are built and checked in file.c.
-    ("journal.c", "cn_make_tag"): "NAND spare tags are built in file.c",
-    ("journal.c", "cn_tag_ok"): "NAND spare tags are checked in file.c",
     # Records reach into the objects above them.
     ("apply.c", "cn_files_forget_extents"): "a commit invalidates open files' cached extents",
-    ("apply.c", "cn_ring_apply"): "ring records are applied by ring.c",
-    # GC moves file data through the file layer.
+    # GC's moves reach into the open files.
     ("gc.c", "cn_files_forget_tails"): "moved pages invalidate open files' tails",
-    ("gc.c", "cn_write_data"): "GC writes moved data pages through file.c",
 }
 
 
