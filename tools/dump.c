@@ -36,19 +36,6 @@ static void put32(uint8_t *p, uint32_t v)
 }
 static uint64_t le64(const uint8_t *p) { return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32; }
 
-/* CRC-32 as zlib (the core's cn_crc32). */
-static uint32_t crc32_of(uint32_t crc, const uint8_t *p, size_t len)
-{
-    uint32_t k;
-    crc = ~crc;
-    while (len--) {
-        crc ^= *p++;
-        for (k = 0; k < 8; k++)
-            crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
-    }
-    return ~crc;
-}
-
 static int vctx_init(struct vctx *v, struct cairn_dev *dev, const struct ckpt *ck)
 {
     const struct cairn_geometry *g = &dev->geo;
@@ -333,7 +320,7 @@ static int tagged_entry(struct vctx *v, struct jpos *j)
     if (v->dev->read_spare(v->dev->ctx, page, tag, CN_TAG_LEN) < 0)
         return -1;
     if (le16(tag + CN_TAG_O_MAGIC) != CN_TAG_MAGIC || tag[CN_TAG_O_VERSION] != CN_TAG_VERSION ||
-        le32(tag + CN_TAG_O_CRC) != crc32_of(0, tag, CN_TAG_O_CRC) ||
+        le32(tag + CN_TAG_O_CRC) != probe_crc32(0, tag, CN_TAG_O_CRC) ||
         tag[CN_TAG_O_KIND] != CN_TAG_LOG || le32(tag + CN_TAG_O_SEQ) != j->seq)
         return 0;
     memcpy(p, tag + CN_TAG_O_ID, 8); /* id, fpage */
@@ -403,7 +390,7 @@ static int next_record(struct vctx *v, struct jpos *j, uint8_t *rec, const char 
         return -1;
     crc = le32(rec + CN_REC_O_CRC);
     memset(rec + CN_REC_O_CRC, 0, 4);
-    if (crc32_of(0, rec, CN_REC_HDR + len) != crc) {
+    if (probe_crc32(0, rec, CN_REC_HDR + len) != crc) {
         *why = "bad crc";
         return 0;
     }
@@ -524,7 +511,7 @@ static const char *header_problem(const struct vctx *v, const uint8_t *n, uint32
     else {
         memcpy(hdr, n, CN_NODE_HDR);
         memset(hdr + CN_NODE_O_CRC, 0, 4);
-        crc = crc32_of(crc32_of(0, hdr, CN_NODE_HDR), n + CN_NODE_HDR, used);
+        crc = probe_crc32(probe_crc32(0, hdr, CN_NODE_HDR), n + CN_NODE_HDR, used);
         if (crc != le32(n + CN_NODE_O_CRC))
             snprintf(why, size, "bad crc (computed 0x%08x)", (unsigned)crc);
         else if (n[CN_NODE_O_LEVEL] != want)
@@ -603,7 +590,7 @@ static void print_tags(struct vctx *v, uint32_t id, uint32_t fpage, uint32_t phy
             why = "unreadable";
         else if (le16(tag + CN_TAG_O_MAGIC) != CN_TAG_MAGIC ||
                  tag[CN_TAG_O_VERSION] != CN_TAG_VERSION ||
-                 le32(tag + CN_TAG_O_CRC) != crc32_of(0, tag, CN_TAG_O_CRC))
+                 le32(tag + CN_TAG_O_CRC) != probe_crc32(0, tag, CN_TAG_O_CRC))
             why = "no valid tag";
         else if (le32(tag + CN_TAG_O_ID) != id || le32(tag + CN_TAG_O_FPAGE) != fpage + i)
             why = "another page's tag";

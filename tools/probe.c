@@ -20,7 +20,7 @@ static uint32_t le32(const uint8_t *p)
 static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 
 /* CRC-32 as zlib (the core's cn_crc32). */
-static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t len)
+uint32_t probe_crc32(uint32_t crc, const uint8_t *p, size_t len)
 {
     uint32_t k;
     crc = ~crc;
@@ -138,7 +138,7 @@ static int verify_at(detect_read_fn rd, void *arg, const struct ckpt_hdr *h, uin
             }
             memset(page + CN_CK_O_CRC, 0, 4);
         }
-        crc = crc32_update(crc, page, len);
+        crc = probe_crc32(crc, page, len);
     }
     free(page);
     if (ok == 1 && crc != h->crc)
@@ -436,7 +436,7 @@ static int read_copy(struct cairn_dev *dev, uint32_t page, uint32_t ckpt_pages, 
         memcpy(buf + off, pagebuf, n);
     }
     memset(buf + CN_CK_O_CRC, 0, 4);
-    crc = crc32_update(0, buf, h->length);
+    crc = probe_crc32(0, buf, h->length);
     return crc == h->crc;
 }
 

@@ -32,6 +32,9 @@ struct ckpt_seg {
     uint8_t state, flags;
 };
 
+/* CRC-32 as zlib computes it (the core's cn_crc32), for the tool's decoders. */
+uint32_t probe_crc32(uint32_t crc, const uint8_t *p, size_t len);
+
 /* Names of the table's segment states and flags (format.h). */
 const char *ckpt_state_name(uint8_t state);
 /* Flag names joined by ',' into buf ("-" for none). */
