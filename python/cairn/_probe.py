@@ -2,7 +2,7 @@
 tool (tools/probe.c, docs/TOOL.md "How the geometry is found"), so that
 cairn.Image opens what `cairn ls IMAGE` opens, with the same hints.
 
-A checkpoint header (magic CRN1, docs/DESIGN.md "On-disk format") gives the
+A checkpoint header (magic CRN1, docs/FORMAT.md "Checkpoint") gives the
 page size, the pages per segment, the segment count and the index node size;
 the image's length then tells flat (NOR, BLOCK) from NAND with OOB bytes.
 The header must sit at a page boundary of that layout, at the start of a
@@ -12,23 +12,19 @@ core's cn_crc32).
 
 from __future__ import annotations
 
-import struct
 import zlib
 from dataclasses import dataclass
 
+from . import ondisk
 from ._ffi import lib
 from ._sim import Geometry, Medium
 
-MAGIC = b"CRN1"
-HDR_BYTES = 144  # the header; the segment table follows
-ENTRY_BYTES = 12  # one segment's table entry
-MIN_SEGS = 11  # the core refuses fewer (CN_MIN_SEGS)
-MAX_HEIGHT = 5  # tree levels (CN_MAX_HEIGHT)
+MAGIC = ondisk.CK_MAGIC.to_bytes(4, "little")  # "CRN1"
+HDR_BYTES = ondisk.CK_HDR  # the header; the segment table follows
 SCAN_MAX = 1 << 30  # as the tool: the header is looked for in the first GiB
 BLOCK_WRITE_UNIT = 262144  # the write unit assumed for BLOCK (sd-tf's)
 _CRC_FIELD = slice(16, 20)  # zeroed while the CRC is computed
 
-_HDR = struct.Struct("<4sHHIIIIIIIIII")  # magic .. next_id (48 bytes)
 
 
 class ImageError(ValueError):
@@ -80,19 +76,13 @@ class Found:
 
 def parse_header(buf, pos: int = 0) -> Header | None:
     """The header at buf[pos:], or None unless the magic, the version and every
-    field are plausible (ckpt_parse_header)."""
-    if len(buf) - pos < HDR_BYTES:
+    field are plausible (the checks of cairn.ondisk, the tool's
+    ckpt_parse_header)."""
+    full = ondisk.parse_header(bytes(buf[pos:pos + HDR_BYTES]))
+    if full is None:
         return None
-    (magic, version, _flags, seq, length, crc, page_size, seg_pages, seg_count, node_size,
-     _root, height, _next_id) = _HDR.unpack_from(buf, pos)
-    if (magic != MAGIC or version != lib.CAIRN_DISK_VERSION or not 128 <= page_size <= 65536
-            or page_size % 8 or not 0 < seg_pages <= 65535 or seg_count < MIN_SEGS
-            or seg_pages * seg_count >= 0x80000000
-            or length != HDR_BYTES + ENTRY_BYTES * seg_count
-            or node_size % page_size or not 1024 <= node_size <= 65536
-            or not 0 < height <= MAX_HEIGHT):
-        return None
-    return Header(seq, length, crc, page_size, seg_pages, seg_count, node_size)
+    return Header(full.seq, full.length, full.crc, full.page_size, full.seg_pages,
+                  full.seg_count, full.node_size)
 
 
 def _read(buf, pos: int, n: int) -> bytes:
