@@ -143,6 +143,11 @@ struct cairn_config {
 
 /* Bytes of memory a mount with this config needs (0 if the config is bad). */
 uint32_t cairn_mem_size(const struct cairn_config *cfg);
+/* Why cairn_format and cairn_mount refuse this config with CAIRN_ERR_INVAL:
+ * a sentence naming the first check that fails (a static string), or NULL
+ * when the config works. cairn_mem_size(cfg) is 0 exactly when the reason is
+ * not about mem. */
+const char *cairn_config_why(const struct cairn_config *cfg);
 
 /* The file system context. Its fields are private. */
 typedef struct cairn cairn;

@@ -18,21 +18,102 @@ struct layout {
     uint32_t off_files, off_handles, off_bufs, off_rec, total;
 };
 
+/* Why a configuration cannot work: the first check plan() finds failing
+ * (cairn_config_why gives the text). */
+enum cn_why {
+    W_OK,
+    W_NO_DEV,
+    W_PAGE,
+    W_BLOCKS,
+    W_DIVIDE,
+    W_SEG_PAGES,
+    W_VOL_PAGES,
+    W_MEDIUM,
+    W_NODE,
+    W_SEG_NODES,
+    W_CACHE,
+    W_OPEN,
+    W_FEW_SEGS,
+    W_HEADS,
+    W_UNIT,
+    W_ANCHOR,
+    W_NO_SIZE,
+    W_MEM
+};
+
+static const char *const why_text[] = {
+    NULL,
+    "no device, or a device without read, prog or erase",
+    "page_size must be a multiple of 8 from 128 to 65536",
+    "pages_per_block and block_count must not be 0",
+    "block_count must be a multiple of blocks_per_lblock",
+    "a segment (pages_per_block x blocks_per_lblock) must have at most 65535 pages",
+    "the volume must have fewer than 2^31 pages",
+    "medium must be CAIRN_MEDIUM_NOR, CAIRN_MEDIUM_NAND or CAIRN_MEDIUM_BLOCK",
+    "node_size must be a multiple of page_size from 1024 to 65536",
+    "a segment must hold at least 16 nodes: raise blocks_per_lblock or lower node_size",
+    "cache_nodes must be 12 to 254 (0: 16)",
+    "max_open must be at most 32",
+    "the volume must have at least 11 segments: lower blocks_per_lblock or use more blocks",
+    "data_heads must be at most 8",
+    "on BLOCK media write_unit must be a multiple of page_size that divides a segment",
+    "an anchor segment must hold 16 checkpoints (each carries 12 bytes a segment): "
+    "raise blocks_per_lblock (0 picks it)",
+    "no segment size works: the volume is too small for 11 segments that hold 16 nodes "
+    "each and whose anchors hold 16 checkpoints",
+    "mem_size is below cairn_mem_size(cfg), mem is not aligned to 8, or mem is NULL in a "
+    "CAIRN_NO_MALLOC build"};
+
 static uint32_t align8(uint32_t v) { return (v + 7u) & ~7u; }
 
-/* The layout with segments of bpl erase blocks; CAIRN_ERR_INVAL when that cannot work. */
-static int plan_for(const struct cairn_config *cfg, uint32_t bpl, struct layout *l)
+/* The checks of one segment size that do not depend on it. */
+static enum cn_why geometry_why(const struct cairn_geometry *g)
+{
+    if (g->page_size < 128 || g->page_size % 8 || g->page_size > 65536)
+        return W_PAGE;
+    if (g->pages_per_block == 0 || g->block_count == 0)
+        return W_BLOCKS;
+    if ((uint64_t)g->block_count * g->pages_per_block >= CN_DIRTY_REF)
+        return W_VOL_PAGES;
+    if (g->medium != CAIRN_MEDIUM_NOR && g->medium != CAIRN_MEDIUM_NAND &&
+        g->medium != CAIRN_MEDIUM_BLOCK)
+        return W_MEDIUM;
+    return W_OK;
+}
+
+/* The settings the user gives (l holds the derived values). */
+static enum cn_why settings_why(const struct cairn_config *cfg, const struct layout *l)
+{
+    const struct cairn_geometry *g = &cfg->dev->geo;
+    if (l->node_size % g->page_size || l->node_size < 1024 || l->node_size > 65536)
+        return W_NODE;
+    if (l->node_size / g->page_size * 16u > l->seg_pages)
+        return W_SEG_NODES;
+    if (l->nslots < 12 || l->nslots > 254)
+        return W_CACHE;
+    if (l->max_open > CN_MAX_OPEN)
+        return W_OPEN;
+    if (l->seg_count < CN_MIN_SEGS)
+        return W_FEW_SEGS;
+    if (cfg->data_heads > CN_DATA_HEADS_MAX)
+        return W_HEADS;
+    /* BLOCK: segments are whole preferred write units, so heads fill units in order */
+    if (g->medium == CAIRN_MEDIUM_BLOCK && g->write_unit > g->page_size &&
+        (g->write_unit % g->page_size || (l->seg_pages * g->page_size) % g->write_unit))
+        return W_UNIT;
+    /* an anchor holds at least CN_MIN_ANCHOR_SLOTS checkpoints (two copies each
+     * on NAND): see cn.h */
+    if (l->ckpt_pages * (g->medium == CAIRN_MEDIUM_NAND ? 2u : 1u) * CN_MIN_ANCHOR_SLOTS >
+        l->seg_pages)
+        return W_ANCHOR;
+    return W_OK;
+}
+
+/* The derived sizes and where each buffer lies in the memory block. */
+static void place(const struct cairn_config *cfg, uint32_t bpl, struct layout *l)
 {
     const struct cairn_geometry *g = &cfg->dev->geo;
     uint32_t scratch;
-    if (g->page_size < 128 || g->page_size % 8 || g->page_size > 65536 ||
-        g->pages_per_block == 0 || g->block_count == 0 ||
-        (g->blocks_per_lblock && g->block_count % bpl) ||
-        (uint64_t)g->pages_per_block * bpl > 65535 ||
-        (uint64_t)g->block_count * g->pages_per_block >= CN_DIRTY_REF ||
-        (g->medium != CAIRN_MEDIUM_NOR && g->medium != CAIRN_MEDIUM_NAND &&
-         g->medium != CAIRN_MEDIUM_BLOCK))
-        return CAIRN_ERR_INVAL;
     l->page_size = g->page_size;
     l->seg_pages = g->pages_per_block * bpl;
     l->seg_count = g->block_count / bpl;
@@ -51,21 +132,7 @@ static int plan_for(const struct cairn_config *cfg, uint32_t bpl, struct layout 
         l->commit_pages = 64;
     if (l->commit_pages == 0)
         l->commit_pages = 1;
-    if (l->node_size % g->page_size || l->node_size < 1024 || l->node_size > 65536 ||
-        l->node_size / g->page_size * 16u > l->seg_pages || l->nslots < 12 || l->nslots > 254 ||
-        l->max_open > CN_MAX_OPEN || l->seg_count < CN_MIN_SEGS ||
-        cfg->data_heads > CN_DATA_HEADS_MAX)
-        return CAIRN_ERR_INVAL;
-    /* BLOCK: segments are whole preferred write units, so heads fill units in order */
-    if (g->medium == CAIRN_MEDIUM_BLOCK && g->write_unit > g->page_size &&
-        (g->write_unit % g->page_size || (l->seg_pages * g->page_size) % g->write_unit))
-        return CAIRN_ERR_INVAL;
-    /* an anchor holds at least CN_MIN_ANCHOR_SLOTS checkpoints (two copies each
-     * on NAND): see cn.h */
     l->ckpt_pages = (CN_CK_HDR + CN_CK_ENTRY * l->seg_count + g->page_size - 1) / g->page_size;
-    if (l->ckpt_pages * (g->medium == CAIRN_MEDIUM_NAND ? 2u : 1u) * CN_MIN_ANCHOR_SLOTS >
-        l->seg_pages)
-        return CAIRN_ERR_INVAL;
     scratch = g->page_size > CN_REC_MAX ? g->page_size : CN_REC_MAX;
     l->off_segs = 0;
     l->off_slots = align8(l->off_segs + l->seg_count * (uint32_t)sizeof(struct cn_seg));
@@ -78,7 +145,21 @@ static int plan_for(const struct cairn_config *cfg, uint32_t bpl, struct layout 
     l->off_bufs = align8(l->off_handles + l->max_open * (uint32_t)sizeof(struct cn_handle));
     l->off_rec = l->off_bufs + l->max_open * g->page_size;
     l->total = align8(l->off_rec + CN_REC_MAX);
-    return 0;
+}
+
+/* The layout with segments of bpl erase blocks, or why that cannot work. */
+static enum cn_why plan_for(const struct cairn_config *cfg, uint32_t bpl, struct layout *l)
+{
+    const struct cairn_geometry *g = &cfg->dev->geo;
+    enum cn_why why = geometry_why(g);
+    if (why != W_OK)
+        return why;
+    if (g->blocks_per_lblock && g->block_count % bpl)
+        return W_DIVIDE;
+    if ((uint64_t)g->pages_per_block * bpl > 65535)
+        return W_SEG_PAGES;
+    place(cfg, bpl, l);
+    return settings_why(cfg, l);
 }
 
 /* blocks_per_lblock 0 picks the segment size: the fewest erase blocks a
@@ -87,34 +168,58 @@ static int plan_for(const struct cairn_config *cfg, uint32_t bpl, struct layout 
  * segments that divide the volume (else the blocks past the last whole one
  * are left unused) and segments of at least 32 nodes (with 16, GC on a nearly
  * full volume could not free a segment: DESIGN.md "Segment size"). The same
- * geometry always gives the same answer, so format and mount agree. */
-static int plan(const struct cairn_config *cfg, struct layout *l)
+ * geometry always gives the same answer, so format and mount agree. When no
+ * size works, the reason is the one segments of one block give, unless that
+ * is a size reason (anchor or volume too small for it: then W_NO_SIZE). */
+static enum cn_why plan(const struct cairn_config *cfg, struct layout *l)
 {
     uint32_t bpl, pass;
     const struct cairn_geometry *g;
+    enum cn_why first;
     if (cfg == NULL || cfg->dev == NULL || cfg->dev->read == NULL || cfg->dev->prog == NULL ||
         cfg->dev->erase == NULL)
-        return CAIRN_ERR_INVAL;
+        return W_NO_DEV;
     g = &cfg->dev->geo;
     if (g->blocks_per_lblock)
         return plan_for(cfg, g->blocks_per_lblock, l);
-    if (g->pages_per_block == 0 || g->pages_per_block > 65535)
-        return CAIRN_ERR_INVAL;
+    first = plan_for(cfg, 1, l);
+    if (first != W_OK && first != W_ANCHOR && first != W_SEG_NODES && first != W_FEW_SEGS)
+        return first;
     /* pass 0: dividing, 32 nodes; 1: dividing; 2: 32 nodes; 3: any */
     for (pass = 0; pass < 4; pass++)
         for (bpl = 1; bpl <= g->block_count / CN_MIN_SEGS &&
                       (uint64_t)bpl * g->pages_per_block <= 65535;
              bpl++)
-            if ((pass >= 2 || g->block_count % bpl == 0) && plan_for(cfg, bpl, l) == 0 &&
+            if ((pass >= 2 || g->block_count % bpl == 0) && plan_for(cfg, bpl, l) == W_OK &&
                 (pass % 2 == 1 || l->seg_pages >= 32u * (l->node_size / l->page_size)))
-                return 0;
-    return CAIRN_ERR_INVAL;
+                return W_OK;
+    return first == W_OK ? W_NO_SIZE : (first == W_FEW_SEGS ? W_FEW_SEGS : W_NO_SIZE);
 }
 
 uint32_t cairn_mem_size(const struct cairn_config *cfg)
 {
     struct layout l;
-    return plan(cfg, &l) ? 0 : l.total;
+    return plan(cfg, &l) != W_OK ? 0 : l.total;
+}
+
+static int mem_ok(const struct cairn_config *cfg, const struct layout *l)
+{
+    if (cfg->mem)
+        return cfg->mem_size >= l->total && ((uintptr_t)cfg->mem & 7u) == 0;
+#ifdef CAIRN_NO_MALLOC
+    return 0;
+#else
+    return 1;
+#endif
+}
+
+const char *cairn_config_why(const struct cairn_config *cfg)
+{
+    struct layout l;
+    enum cn_why why = plan(cfg, &l);
+    if (why == W_OK && !mem_ok(cfg, &l))
+        why = W_MEM;
+    return why_text[why];
 }
 
 /* Set up the context over its memory; nothing is read from the device. */
@@ -123,16 +228,13 @@ static int setup(cairn *fs, const struct cairn_config *cfg)
     struct layout l;
     uint8_t *m;
     uint32_t i, h;
-    int err = plan(cfg, &l);
-    if (err)
-        return err;
+    if (plan(cfg, &l) != W_OK || !mem_ok(cfg, &l))
+        return CAIRN_ERR_INVAL;
     memset(fs, 0, sizeof *fs);
     fs->cfg = *cfg;
     fs->cfg.commit_pages = l.commit_pages;
     fs->dev = cfg->dev;
     if (cfg->mem) {
-        if (cfg->mem_size < l.total || ((uintptr_t)cfg->mem & 7u))
-            return CAIRN_ERR_INVAL;
         m = (uint8_t *)cfg->mem;
     } else {
 #ifdef CAIRN_NO_MALLOC

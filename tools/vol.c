@@ -152,8 +152,9 @@ static void fit_write_unit(struct cairn_geometry *g)
         g->write_unit = 0;
 }
 
-/* Would cairn take this geometry (with the tool's mount configuration)? */
-static int geometry_ok(struct cairn_geometry *g, uint32_t oob, uint32_t model_write_unit)
+/* Why cairn would refuse this geometry (with the tool's mount
+ * configuration), or NULL when it takes it. */
+static const char *geometry_why(struct cairn_geometry *g, uint32_t oob, uint32_t model_write_unit)
 {
     struct cairn_dev dev;
     struct cairn_config cfg;
@@ -167,7 +168,12 @@ static int geometry_ok(struct cairn_geometry *g, uint32_t oob, uint32_t model_wr
     dev.prog = dummy_prog;
     dev.erase = dummy_erase;
     cfg.dev = &dev;
-    return cairn_mem_size(&cfg) != 0;
+    return cairn_config_why(&cfg);
+}
+
+static int geometry_ok(struct cairn_geometry *g, uint32_t oob, uint32_t model_write_unit)
+{
+    return geometry_why(g, oob, model_write_unit) == NULL;
 }
 
 static const char *default_model(uint32_t medium)
@@ -242,13 +248,20 @@ static int geometry_from_opts(struct vol *v, struct cairn_geometry *g, uint32_t 
     if (!o->lblock && g->blocks_per_lblock >= 1024)
         g->blocks_per_lblock = 1; /* none fits: report the plain geometry */
     bpl = g->blocks_per_lblock;
-    if (g->block_count % bpl || !geometry_ok(g, *oob, wu))
+    if (g->block_count % bpl)
+        return fail(v, "cairn refuses this geometry: %u erase blocks are not a multiple of "
+                       "--lblock %u", (unsigned)g->block_count, (unsigned)bpl);
+    if (!geometry_ok(g, *oob, wu)) {
+        const char *why;
+        g->blocks_per_lblock = o->lblock; /* 0: cairn's own pick says why none fits */
+        why = geometry_why(g, *oob, wu);
+        g->blocks_per_lblock = bpl;
         return fail(v, "cairn refuses this geometry: %u erase blocks of %llu bytes (%u per "
-                       "segment, %u-byte pages). It needs at least 11 segments, room in a segment "
-                       "for 16 checkpoints and 16 index nodes, pages of 128 B to 64 KiB: try a "
-                       "larger --size or a different --block/--lblock",
+                       "segment, %u-byte pages): %s. Try a larger --size or a different "
+                       "--block/--lblock",
                     (unsigned)g->block_count, (unsigned long long)block_bytes, (unsigned)bpl,
-                    (unsigned)g->page_size);
+                    (unsigned)g->page_size, why ? why : "refused");
+    }
     return 0;
 }
 
@@ -323,6 +336,9 @@ static void make_config(struct vol *v, int read_only)
 
 static int cairn_fail(struct vol *v, const char *what, int err)
 {
+    const char *why = err == CAIRN_ERR_INVAL ? cairn_config_why(&v->cfg) : NULL;
+    if (why)
+        return fail(v, "%s: %s (%s: %s)", what, cairn_errname(err), cairn_strerror(err), why);
     return fail(v, "%s: %s (%s)", what, cairn_errname(err), cairn_strerror(err));
 }
 

@@ -131,6 +131,7 @@ struct cairn_config {
     uint32_t gc_step_pages;
 };
 uint32_t cairn_mem_size(const struct cairn_config *cfg);
+const char *cairn_config_why(const struct cairn_config *cfg);
 
 typedef struct cairn cairn;
 size_t cairn_context_size(void);

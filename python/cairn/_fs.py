@@ -217,9 +217,11 @@ class FS:
         cfg.gc_step_pages = gc_step_pages
         size = int(lib.cairn_mem_size(cfg))
         if size == 0:
+            why = lib.cairn_config_why(cfg)
             raise Error.from_code(
-                Err.INVAL, "bad configuration for this device (cairn_mem_size is 0; e.g. too "
-                "many segments for one checkpoint: raise blocks_per_lblock)", op="FS")
+                Err.INVAL, "bad configuration for this device: " +
+                (ffi.string(why).decode() if why != ffi.NULL else "cairn_mem_size is 0"),
+                op="FS")
         self.mem_size = size
         self._mem = _aligned(size, clear=False)
         cfg.mem = self._mem

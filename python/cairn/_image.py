@@ -102,6 +102,18 @@ def _mem_size(sim: Sim, **config) -> int:
     return int(lib.cairn_mem_size(cfg))
 
 
+def _refusal(geo: Geometry) -> str:
+    """cairn_config_why for this geometry: why cairn refuses it."""
+    try:
+        with _new_sim(geo) as sim:
+            cfg = ffi.new("struct cairn_config *")
+            cfg.dev = sim.dev
+            why = lib.cairn_config_why(cfg)
+            return ffi.string(why).decode() if why != ffi.NULL else "accepted"
+    except SimError as e:
+        return f"the simulator refuses it too ({e})"
+
+
 def _accepted(geo: Geometry) -> bool:
     """Would cairn format this geometry?"""
     try:
@@ -158,11 +170,12 @@ def new_geometry(model=None, *, medium=None, page=None, block=None, size=None, s
                     max_partial_programs=g.max_partial_programs)
     geo = _pick_segment(base, lblock, g.write_unit)
     if geo is None:
+        # blocks_per_lblock 0: cairn's own pick says why no segment size fits
+        why = _refusal(_with_segment(base, int(lblock or 0), g.write_unit))
         raise ImageError(
             f"cairn refuses this geometry: {base.block_count} erase blocks of {block_bytes} "
-            f"bytes ({lblock or 1} per segment, {page_size}-byte pages). It needs at least 11 "
-            "segments, room in a segment for 16 checkpoints and 16 index nodes, pages of "
-            "128 B to 64 KiB: try a larger size= or a different block=/lblock=")
+            f"bytes ({lblock or 1} per segment, {page_size}-byte pages): {why}. Try a larger "
+            "size= or a different block=/lblock=")
     return geo, oob
 
 

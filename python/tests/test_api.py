@@ -367,8 +367,9 @@ def test_with_blocks_unmount_and_close(sim):
 
 def test_bad_config_and_device():
     with make_sim("nor") as sim:
-        with pytest.raises(cairn.InvalidError):
+        with pytest.raises(cairn.InvalidError) as ei:
             cairn.FS(sim, cache_nodes=3)
+        assert "cache_nodes must be 12 to 254" in str(ei.value)  # cairn_config_why
         with pytest.raises(TypeError):
             cairn.FS("not a device")
         fs = cairn.FS(sim.dev)  # a raw struct cairn_dev * works too
@@ -379,6 +380,7 @@ def test_bad_config_and_device():
         with pytest.raises(cairn.Error) as ei:
             cairn.mount(sim, node_size=100)
         assert ei.value.code == cairn.Err.INVAL
+        assert "node_size must be a multiple of page_size" in str(ei.value)
         assert cairn.FS(sim).ram_bytes == cairn.context_size() + cairn.FS(sim).mem_size
 
 

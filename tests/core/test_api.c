@@ -1276,6 +1276,92 @@ static void s_zero_config(void)
     }
 }
 
+/* A config that cannot work gets INVAL and a reason (issue 11): each check
+ * of the configuration, broken on its own, names itself through
+ * cairn_config_why; cairn_mem_size is 0 exactly then (mem aside), and format
+ * refuses it without touching the device. */
+static void s_config_why(void)
+{
+    static const struct {
+        const char *what, *model, *expect;
+        uint32_t blocks, bpl;
+        int field; /* which field is broken: see set() below */
+        uint32_t value;
+    } cases[] = {
+        {"page of 100 B", "nor-m25p16", "page_size", 0, 0, 1, 100},
+        {"no blocks", "nor-m25p16", "block_count", 0, 0, 2, 0},
+        {"7 blocks, 2 a segment", "nor-m25p16", "multiple of blocks_per_lblock", 7, 2, 0, 0},
+        {"segment of 65,536 pages", "nor-w25q128", "65535 pages", 0, 4096, 0, 0},
+        {"unknown medium", "nor-m25p16", "medium", 0, 0, 3, 9},
+        {"node of 1,000 B", "nor-m25p16", "node_size", 0, 0, 4, 1000},
+        {"16 KiB nodes in 64 KiB segments", "nor-m25p16", "16 nodes", 0, 0, 4, 16384},
+        {"cache of 5 nodes", "nor-m25p16", "cache_nodes", 0, 0, 5, 5},
+        {"33 open files", "nor-m25p16", "max_open", 0, 0, 6, 33},
+        {"9 data heads", "nor-m25p16", "data_heads", 0, 0, 7, 9},
+        {"10 segments", "nor-m25p16", "at least 11 segments", 10, 1, 0, 0},
+        {"10 blocks, picked", "nor-m25p16", "at least 11 segments", 10, 0, 0, 0},
+        {"16 MiB in 16 KiB segments", "nor-w25q128", "16 checkpoints", 0, 4, 0, 0},
+        {"no erase function", "nor-m25p16", "device", 0, 0, 8, 0},
+        {"mem too small", "nor-m25p16", "mem_size", 0, 0, 9, 64},
+        {"mem misaligned", "nor-m25p16", "aligned", 0, 0, 10, 0},
+        {"default", "nor-m25p16", NULL, 0, 0, 0, 0},
+        {"default, 1 MiB", "nor-m25p16", NULL, 16, 0, 0, 0},
+        {"default NAND", "nand-jffs2", NULL, 0, 0, 0, 0},
+        {"default SD", "sd-tf", NULL, 0, 0, 0, 0}};
+    static uint64_t mem[4096];
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        csim *sim = t_sim_model(cases[i].model, cases[i].blocks, 0, 1);
+        struct cairn_dev dev = *csim_dev(sim);
+        struct cairn_config cfg;
+        struct csim_counters before, after;
+        cairn *fs = (cairn *)malloc(cairn_context_size());
+        const char *why;
+        uint32_t need;
+        int rc;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.dev = &dev;
+        dev.geo.blocks_per_lblock = cases[i].bpl; /* the simulator refuses some */
+        switch (cases[i].field) {
+        case 1: dev.geo.page_size = cases[i].value; break;
+        case 2: dev.geo.block_count = cases[i].value; break;
+        case 3: dev.geo.medium = (uint8_t)cases[i].value; break;
+        case 4: cfg.node_size = cases[i].value; break;
+        case 5: cfg.cache_nodes = cases[i].value; break;
+        case 6: cfg.max_open = cases[i].value; break;
+        case 7: cfg.data_heads = (uint8_t)cases[i].value; break;
+        case 8: dev.erase = NULL; break;
+        case 9: cfg.mem = mem; cfg.mem_size = cases[i].value; break;
+        case 10: cfg.mem = (uint8_t *)mem + 4; cfg.mem_size = (uint32_t)sizeof mem - 8; break;
+        default: break;
+        }
+        why = cairn_config_why(&cfg);
+        need = cairn_mem_size(&cfg);
+        csim_counters(sim, &before);
+        rc = cairn_format(fs, &cfg);
+        csim_counters(sim, &after);
+        if (cases[i].expect == NULL) {
+            CHECK(why == NULL && need > 0 && rc == 0, "config why, %s: works (why %s, mem %u, "
+                  "format %d)", cases[i].what, why ? why : "NULL", (unsigned)need, rc);
+        } else {
+            CHECK(why != NULL && strstr(why, cases[i].expect) != NULL,
+                  "config why, %s: names \"%s\" (got \"%s\")", cases[i].what, cases[i].expect,
+                  why ? why : "NULL");
+            CHECK((need == 0) == (cases[i].field < 9), "config why, %s: mem_size %u is 0 "
+                  "exactly when the config is bad", cases[i].what, (unsigned)need);
+            CHECK(rc == CAIRN_ERR_INVAL && after.prog_calls == before.prog_calls &&
+                  after.erases == before.erases, "config why, %s: format INVAL (%d), the "
+                  "device untouched", cases[i].what, rc);
+            if (why)
+                printf("  config why, %s: %s\n", cases[i].what, why);
+        }
+        free(fs);
+        csim_free(sim);
+    }
+    CHECK(cairn_config_why(NULL) != NULL, "config why of NULL names the missing device");
+    printf("  config why: %u configs checked\n", (unsigned)(sizeof cases / sizeof cases[0]));
+}
+
 static void s_errstr(void)
 {
     static const char *const names[] = {
@@ -1333,8 +1419,10 @@ int main(int argc, char **argv)
     int i, med, any = 0;
     t_begin("test_api");
     s_errstr();
-    if (argc < 2)
+    if (argc < 2) {
         s_zero_config();
+        s_config_why();
+    }
     for (med = 0; med < T_NMEDIA; med++) {
         int want = argc < 2;
         for (i = 1; i < argc; i++)
