@@ -194,9 +194,8 @@ int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t want,
                   uint32_t *page_out, uint32_t *got)
 {
     unsigned h;
-    int err = cn_begin_write(fs);
-    if (err)
-        return err;
+    int err;
+    CN_ASSERT(!fs->session_pending); /* the caller settled (cn_settle) or flushed first */
     h = short_lived && fs->data_heads > 1 ? (unsigned)CN_H_META : data_head_of(fs, f->id);
     if (f->reserved == 0 && need_segment(fs, h, want, 0) &&
         cn_free_segs(fs) <= CN_RESERVE_SEGS + cn_reserved_segs(fs))

@@ -101,7 +101,7 @@ int cn_anchor_tend(cairn *fs)
 {
     uint32_t f = failing_anchor(fs), r;
     const struct cn_seg *g;
-    if (f == CN_NONE || fs->recovering || fs->anchor_new != CN_NONE)
+    if (f == CN_NONE || fs->anchor_new != CN_NONE)
         return 0;
     r = replacement(fs);
     if (r == CN_NONE)
@@ -118,7 +118,12 @@ int cn_anchor_tend(cairn *fs)
  * table. Without this a mount would not empty R before its checkpoints, and
  * each session of a brown-out loop would spend the healthy anchor's spare
  * slots on checkpoints that bring the replacement no closer (torture:
- * smallest, seed 11: mount IO for ever once they ran out). */
+ * smallest, seed 11: mount IO for ever once they ran out). Called on the
+ * state the checkpoint holds, before a recovery replays the journal: R free
+ * there is durable (every checkpoint written while an anchor is failing
+ * flags R EVICT, so nothing after it went into R), and a recovery's own
+ * checkpoints may then take R (step 2) instead of using up the healthy
+ * anchor's last slots. */
 void cn_anchor_resume(cairn *fs)
 {
     uint32_t r;

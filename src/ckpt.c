@@ -18,6 +18,9 @@
  * (weak cells): so it is read back blank before use, and every checkpoint
  * is read back after it is programmed (program_slot). */
 #define CK_CLAIMED_ERASED (CN_NONE - 1u)
+/* Not a header flag: the checkpoint's session byte reads programmed (a NOR
+ * session began changing the volume after this clean checkpoint). */
+#define CK_BEGUN 0x100u
 
 static uint32_t ck_len(const cairn *fs) { return CN_CK_HDR + CN_CK_ENTRY * fs->seg_count; }
 static uint32_t slot_pages(const cairn *fs) { return fs->ckpt_pages * fs->ckpt_copies; }
@@ -78,7 +81,8 @@ static void ck_page(cairn *fs, uint32_t j, uint8_t *buf, uint32_t flags, uint32_
     if (j == 0) {
         cn_put32(buf + CN_CK_O_MAGIC, CN_CK_MAGIC);
         cn_put16(buf + CN_CK_O_VERSION, CN_CK_VERSION);
-        cn_put16(buf + CN_CK_O_FLAGS, (uint16_t)flags);
+        buf[CN_CK_O_FLAGS] = (uint8_t)flags;
+        buf[CN_CK_O_SESSION] = 0xFF; /* left erased on NOR: the session byte */
         cn_put32(buf + CN_CK_O_SEQ, seq);
         cn_put32(buf + CN_CK_O_LENGTH, ck_len(fs));
         cn_put32(buf + CN_CK_O_PAGE_SIZE, fs->page_size);
@@ -108,6 +112,8 @@ static uint32_t ck_crc_of_state(cairn *fs, uint32_t flags, uint32_t seq)
     for (j = 0; j < fs->ckpt_pages && j * ps < len; j++) {
         uint32_t n = len - j * ps < ps ? len - j * ps : ps;
         ck_page(fs, j, fs->scratch2, flags, seq);
+        if (j == 0)
+            fs->scratch2[CN_CK_O_SESSION] = 0; /* outside the CRC */
         crc = cn_crc32(crc, fs->scratch2, n);
     }
     return crc;
@@ -162,6 +168,23 @@ static int anchor_blank(cairn *fs, uint32_t anchor, int *blank)
     return err;
 }
 
+/* The healthy anchor is full and the failing one's replacement R is ready
+ * (erased in this session, named an anchor in the table): the checkpoint
+ * that names R goes into R's first slot, in the failing anchor's place. Mount
+ * still finds {healthy, failing} until the failing one's blocks are marked
+ * bad right after that checkpoint lands (retire_failing_anchor); a cut in
+ * between leaves the healthy anchor's newest checkpoint, which still names R
+ * free and EVICT, as the newest found, and the replacement is made again.
+ * Before, such a volume returned IO from every write and every recovery
+ * mount for ever (torture nor-w25q128-b4 seed 103: a recovery's commits used
+ * the healthy anchor's last slots before R was ready). */
+static void into_replacement(cairn *fs, uint32_t failing)
+{
+    fs->anchor_old = fs->anchor[failing];
+    fs->anchor[failing] = fs->anchor_new;
+    fs->ckpt_blank_from[failing] = 0; /* erased in this session (anchor.c) */
+}
+
 /* Where the next checkpoint goes: the first blank slot after the newest one in
  * the same anchor, until its switch point (or its end, when the other anchor
  * is failing); else slot 0 of the other anchor, erased first unless it was
@@ -187,6 +210,8 @@ static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
     }
     if (fs->ckpt_slot == CN_NONE)
         other = cur; /* format: the first checkpoint goes to slot 0 of anchor 0 */
+    if (anchor_failing(fs, other) && fs->anchor_new != CN_NONE && fs->anchor_old == CN_NONE)
+        into_replacement(fs, other);
     if (anchor_failing(fs, other))
         return CAIRN_ERR_IO; /* both anchors failed, or one failed and the other is full */
     CN_ASSERT(fs->ckpt_slot == CN_NONE || other != fs->ckpt_anchor);
@@ -278,14 +303,23 @@ static void mark_blocks_bad(cairn *fs, uint32_t seg)
             (void)d->mark_bad(d->ctx, seg * bpl + i); /* best effort: the table says BAD */
 }
 
-/* A checkpoint naming the replacement is durable in anchor `kept`: the
- * failing anchor's blocks are marked bad (anchor.c, step 3). */
-static void retire_failing_anchor(cairn *fs, uint32_t kept)
+/* A checkpoint naming the replacement is durable in anchor `landed`: the
+ * failing anchor's blocks are marked bad (anchor.c, step 3). It landed in
+ * the healthy anchor, or in the replacement itself when the healthy one was
+ * full (into_replacement): then the replacement holds the newest one. */
+static void retire_failing_anchor(cairn *fs, uint32_t landed)
 {
-    uint32_t failing = fs->anchor[kept ^ 1u], fresh = fs->anchor_new;
-    mark_blocks_bad(fs, failing);
-    set_anchors(fs, fs->anchor[kept], fresh, fs->ckpt_blank_from[kept], 0);
-    fs->anchor_new = CN_NONE;
+    uint32_t fresh = fs->anchor_new;
+    if (fs->anchor_old != CN_NONE && fs->anchor[landed] == fresh) {
+        uint32_t healthy = fs->anchor[landed ^ 1u];
+        mark_blocks_bad(fs, fs->anchor_old);
+        set_anchors(fs, healthy, fresh, CN_NONE, fs->ckpt_blank_from[landed]);
+        fs->ckpt_anchor = 1; /* fresh > healthy: the replacement is after the anchors */
+    } else {
+        mark_blocks_bad(fs, fs->anchor[landed ^ 1u]);
+        set_anchors(fs, fs->anchor[landed], fresh, fs->ckpt_blank_from[landed], 0);
+    }
+    fs->anchor_new = fs->anchor_old = CN_NONE;
 }
 
 /* The flags of a checkpoint written into `anchor`. */
@@ -310,6 +344,7 @@ static int ck_landed(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t seq)
     fs->ckpt_anchor = anchor;
     fs->ckpt_slot = slot;
     fs->ckpt_seq = seq;
+    fs->ckpt_mark_page = CN_NONE; /* a session mark goes on the newest one only */
     cn_anchor_landed(fs);
     if (fs->anchor_new != CN_NONE)
         retire_failing_anchor(fs, anchor);
@@ -387,8 +422,9 @@ static int ck_read_copy(cairn *fs, uint32_t first_page, int load, uint32_t *seq_
                 return CAIRN_ERR_CORRUPT;
             stored = cn_get32(b + CN_CK_O_CRC);
             *seq_out = cn_get32(b + CN_CK_O_SEQ);
-            *flags_out = cn_get16(b + CN_CK_O_FLAGS);
+            *flags_out = b[CN_CK_O_FLAGS] | (b[CN_CK_O_SESSION] != 0xFF ? CK_BEGUN : 0u);
             cn_put32(b + CN_CK_O_CRC, 0);
+            b[CN_CK_O_SESSION] = 0; /* outside the CRC */
             if (load) {
                 uint32_t h;
                 fs->root = cn_get32(b + CN_CK_O_ROOT);
@@ -525,7 +561,8 @@ static void adopt_anchors(cairn *fs)
 int cn_ckpt_load(cairn *fs)
 {
     uint32_t slot[2], seq[2], flags[2], blank[2], a, best = CN_NONE;
-    int err;
+    int err, clean;
+    fs->ckpt_mark_page = CN_NONE;
     for (a = 0; a < 2; a++) {
         err = last_valid(fs, a, &slot[a], &seq[a], &flags[a], &blank[a]);
         if (err)
@@ -546,8 +583,57 @@ int cn_ckpt_load(cairn *fs)
     fs->ckpt_seq = seq[best];
     if (flags[best] & CK_OTHER_ERASED)
         fs->ckpt_blank_from[best ^ 1u] = CK_CLAIMED_ERASED;
+    clean = (flags[best] & CK_CLEAN) && !(flags[best] & CK_BEGUN);
+    if (clean && fs->medium == CAIRN_MEDIUM_NOR)
+        fs->ckpt_mark_page = slot_page(fs, best, slot[best]); /* before adopt_anchors
+                                                                 renumbers the anchors */
     adopt_anchors(fs);
-    return (flags[best] & CK_CLEAN) ? 1 : 0;
+    return clean;
+}
+
+/* NOR: a session's first change programs the session byte of the clean
+ * checkpoint the mount loaded to 0x00 (one byte program instead of a whole
+ * checkpoint: 7 pages on 4 MiB of nor-w25q128), so a mount after a cut in
+ * this session sees that checkpoint as not clean and replays the journal that
+ * follows it. The byte read 0xFF at mount (I4: read blank first), and all
+ * zeros is the one value a program cut part-way and programmed again cannot
+ * corrupt (NOR bits only go 1 -> 0): any other value read means "begun" too.
+ * Read back: a byte that still reads 0xFF was not programmed. */
+static int mark_session(cairn *fs)
+{
+    uint32_t page = fs->ckpt_mark_page;
+    uint8_t zero = 0, got = 0xFF;
+    int err;
+    fs->ckpt_mark_page = CN_NONE;
+    err = cn_dev_prog(fs, page, CN_CK_O_SESSION, &zero, 1, NULL, 0);
+    if (!err)
+        err = cn_dev_sync(fs);
+    if (!err)
+        err = cn_dev_read(fs, page, CN_CK_O_SESSION, &got, 1);
+    if (!err && got == 0xFF)
+        err = CAIRN_ERR_CORRUPT;
+    return err;
+}
+
+/* After a clean mount, before the first change: make the session durable as
+ * unclean, so that a cut later in it is recovered (the heads' and journal's
+ * next pages may then be half written, and nothing is programmed over them).
+ * NOR marks the loaded checkpoint's session byte; NAND and BLOCK (no second
+ * program into a page) write a checkpoint without the clean flag, as NOR does
+ * when the mark fails (its anchor failing, or the byte reading back blank).
+ * Every state-changing entry point calls this first. */
+int cn_begin_write(cairn *fs)
+{
+    if (!fs->session_pending)
+        return 0;
+    fs->session_pending = 0;
+    if (fs->ckpt_mark_page != CN_NONE) {
+        uint32_t anchor = fs->ckpt_anchor;
+        int err = mark_session(fs);
+        if (!err || (err == CAIRN_ERR_IO && !anchor_failing(fs, anchor)))
+            return err; /* marked, or a power cut */
+    }
+    return cn_ckpt_write(fs, 0);
 }
 
 /* The first checkpoint, into slot 0 of anchor 0 (format erased both). */

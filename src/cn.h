@@ -235,6 +235,10 @@ struct cairn {
     uint32_t ckpt_seq;      /* sequence of the newest checkpoint */
     uint32_t ckpt_anchor;   /* 0 or 1: anchor holding the newest one */
     uint32_t ckpt_slot;     /* its slot */
+    /* NOR, after a clean mount: the page holding the header of the clean
+     * checkpoint the mount loaded, whose session byte read 0xFF; the session's
+     * first change programs that byte (ckpt.c). CN_NONE otherwise. */
+    uint32_t ckpt_mark_page;
     uint32_t ckpt_pages;    /* pages per checkpoint slot */
     uint32_t ckpt_blank_from[2]; /* per anchor: slots from here on are known
                                     erased (erased this session), CN_NONE: unknown */
@@ -267,6 +271,8 @@ struct cairn {
     uint8_t evict_durable_free;
     uint32_t anchor_new;   /* replacement named in the table, awaiting its
                               checkpoint (then the failing one is marked bad) */
+    uint32_t anchor_old;   /* the failing anchor, while the checkpoint that
+                              names its replacement goes into the replacement */
     uint32_t seg_clock; /* counts segments opened: the age scale of GC */
     uint32_t head_owner[CN_DATA_HEADS_MAX]; /* file id writing through it, 0 none */
     uint32_t head_used[CN_DATA_HEADS_MAX];  /* clock of its last use (sharing) */
@@ -299,7 +305,6 @@ int cn_dev_erase_seg(cairn *fs, uint32_t seg);
 int cn_dev_sync(cairn *fs);
 int cn_dev_blank(cairn *fs, uint32_t page, uint32_t off, uint8_t *buf, uint32_t len,
                  int *blank);
-int cn_begin_write(cairn *fs);
 static inline uint32_t cn_seg_of(const cairn *fs, uint32_t page) { return page / fs->seg_pages; }
 
 /* tag.c: data pages and the spare-area tag of a NAND data page (FORMAT.md
@@ -399,6 +404,7 @@ int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
 int cn_ckpt_write(cairn *fs, int clean);
 int cn_ckpt_load(cairn *fs);
 int cn_ckpt_format(cairn *fs);
+int cn_begin_write(cairn *fs); /* the session's first change: mark it unclean */
 int cn_ckpt_adopt_anchors(cairn *fs);
 
 /* invariant.c: the state check (CAIRN_STATE_CHECKS builds; else nothing) */

@@ -65,19 +65,6 @@ int cn_dev_read(cairn *fs, uint32_t page, uint32_t off, void *buf, uint32_t len)
     return 0;
 }
 
-/* After a clean mount the heads continue where they stopped. Before the
- * first change to the mounted state (in RAM or on flash), a checkpoint without
- * the clean mark records that this session may write there, so a cut from
- * then on takes the recovery path (fresh heads) instead of trusting pages that
- * may be half written. Every state-changing entry point calls this first. */
-int cn_begin_write(cairn *fs)
-{
-    if (!fs->session_pending)
-        return 0;
-    fs->session_pending = 0;
-    return cn_ckpt_write(fs, 0);
-}
-
 /* Pages [page, +pages) are about to change on flash: the read-ahead window
  * (cache.c fills it into node slots) no longer holds what they will. */
 static void ra_forget(cairn *fs, uint32_t page, uint32_t pages)

@@ -21,7 +21,10 @@
 /* header fields (byte offsets) */
 #define CN_CK_O_MAGIC 0u
 #define CN_CK_O_VERSION 4u /* u16 */
-#define CN_CK_O_FLAGS 6u   /* u16 */
+#define CN_CK_O_FLAGS 6u   /* u8 */
+/* u8, outside the CRC: 0xFF as written; a NOR session programs it 0x00 before
+ * its first change (FORMAT.md "The session byte") */
+#define CN_CK_O_SESSION 7u
 #define CN_CK_O_SEQ 8u
 #define CN_CK_O_LENGTH 12u
 #define CN_CK_O_CRC 16u

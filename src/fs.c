@@ -265,7 +265,8 @@ static int setup(cairn *fs, const struct cairn_config *cfg)
     fs->gc_step = cfg->gc_step_pages ? cfg->gc_step_pages : 16;
     fs->gc.victim = CN_NONE;
     fs->ckpt_blank_from[0] = fs->ckpt_blank_from[1] = CN_NONE;
-    fs->anchor_evict = fs->anchor_new = CN_NONE;
+    fs->anchor_evict = fs->anchor_new = fs->anchor_old = CN_NONE;
+    fs->ckpt_mark_page = CN_NONE;
     fs->segs = (struct cn_seg *)(void *)(m + l.off_segs);
     fs->slots = (struct cn_slot *)(void *)(m + l.off_slots);
     fs->cache = m + l.off_cache;
@@ -488,6 +489,7 @@ static int recover(cairn *fs)
     uint32_t s, h, end_seg, end_off, n;
     int err;
     fs->recovering = 1;
+    cn_anchor_resume(fs); /* on the checkpoint's state: what is durable */
     err = cn_log_scan(fs, pin_record, NULL, &end_seg, &end_off, &n);
     if (err)
         return err;
@@ -510,12 +512,10 @@ static int recover(cairn *fs)
     err = cn_log_restart(fs, CN_RECOVERY_SEGS);
     if (!err)
         err = recovery_room(fs);
-    if (!err && cn_anchor_pending(fs)) {
+    if (!err && cn_anchor_pending(fs))
         /* a failing anchor's replacement is emptied before this checkpoint,
          * which then frees it: one slot fewer per session (anchor.c) */
-        cn_anchor_resume(fs);
         err = cn_evict_for_anchor(fs);
-    }
     if (!err)
         err = cn_commit(fs);
     fs->recovering = 0;

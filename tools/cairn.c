@@ -1034,7 +1034,7 @@ static int cmd_fsck(struct args *a)
     v.on_io = on_io_read;
     v.on_io_arg = &v;
     err = cairn_check(v.fs, &r, report_problem, NULL);
-    if ((err == 0 || err == CAIRN_ERR_CORRUPT) && have_ck && (ck.h.flags & CN_CK_F_CLEAN)) {
+    if ((err == 0 || err == CAIRN_ERR_CORRUPT) && have_ck && ckpt_clean(&ck.h)) {
         erased_problems = check_erased(&v, &ck);
         if (erased_problems < 0) {
             printf("problem: out of memory\n");
@@ -1213,7 +1213,7 @@ static int cmd_info(struct args *a)
                "offset %u (seq %u)\n",
                (unsigned)ck.h.seq, (unsigned)ck.anchor[ck.anchor_index], (unsigned)ck.slot,
                ck.copy ? " (second copy)" : "",
-               ck.h.flags & CN_CK_F_CLEAN ? "clean" : "not clean (the journal is replayed)",
+               ckpt_clean(&ck.h) ? "clean" : "not clean (the journal is replayed)",
                (unsigned)ck.h.log_seg, (unsigned)ck.h.log_off, (unsigned)ck.h.log_seq);
         printf("anchors:         segments %u and %u: %u and %u valid checkpoints of %u slots\n",
                (unsigned)ck.anchor[0], (unsigned)ck.anchor[1], (unsigned)ck.valid[0],

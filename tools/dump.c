@@ -161,9 +161,11 @@ void dump_checkpoint(const struct ckpt *ck)
            ck->ckpt_pages == 1 ? "" : "s");
     printf("magic        CRN1\n");
     printf("version      %u\n", (unsigned)h->version);
-    printf("flags        0x%04x (%s%s)\n", (unsigned)h->flags,
+    printf("flags        0x%02x (%s%s)\n", (unsigned)h->flags,
            h->flags & CN_CK_F_CLEAN ? "clean" : "not clean",
            h->flags & CN_CK_F_OTHER_ERASED ? ", other anchor erased" : "");
+    printf("session      0x%02x (%s)\n", (unsigned)h->session,
+           h->session == 0xFF ? "no session began after it" : "a session began after it");
     printf("seq          %u\n", (unsigned)h->seq);
     printf("length       %u\n", (unsigned)h->length);
     printf("crc          0x%08x\n", (unsigned)h->crc);

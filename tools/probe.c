@@ -80,7 +80,8 @@ int ckpt_parse_header(const uint8_t *b, struct ckpt_hdr *h)
         return -1;
     memset(h, 0, sizeof *h);
     h->version = le16(b + CN_CK_O_VERSION);
-    h->flags = le16(b + CN_CK_O_FLAGS);
+    h->flags = b[CN_CK_O_FLAGS];
+    h->session = b[CN_CK_O_SESSION];
     h->seq = le32(b + CN_CK_O_SEQ);
     h->length = le32(b + CN_CK_O_LENGTH);
     h->crc = le32(b + CN_CK_O_CRC);
@@ -107,6 +108,11 @@ int ckpt_parse_header(const uint8_t *b, struct ckpt_hdr *h)
         h->height == 0 || h->height > CN_MAX_HEIGHT)
         return -1;
     return 0;
+}
+
+int ckpt_clean(const struct ckpt_hdr *h)
+{
+    return (h->flags & CN_CK_F_CLEAN) && h->session == 0xFF;
 }
 
 static uint32_t ckpt_pages_of(const struct ckpt_hdr *h)
@@ -137,6 +143,7 @@ static int verify_at(detect_read_fn rd, void *arg, const struct ckpt_hdr *h, uin
                 break;
             }
             memset(page + CN_CK_O_CRC, 0, 4);
+            page[CN_CK_O_SESSION] = 0; /* outside the CRC */
         }
         crc = probe_crc32(crc, page, len);
     }
@@ -436,6 +443,7 @@ static int read_copy(struct cairn_dev *dev, uint32_t page, uint32_t ckpt_pages, 
         memcpy(buf + off, pagebuf, n);
     }
     memset(buf + CN_CK_O_CRC, 0, 4);
+    buf[CN_CK_O_SESSION] = 0; /* outside the CRC */
     crc = probe_crc32(0, buf, h->length);
     return crc == h->crc;
 }

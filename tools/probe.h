@@ -18,7 +18,8 @@
 #include "format.h" /* src/: the format's numbers */
 
 struct ckpt_hdr {
-    uint16_t version, flags;
+    uint16_t version;
+    uint8_t flags, session; /* session: 0xFF, or a NOR session began after it */
     uint32_t seq, length, crc;
     uint32_t page_size, seg_pages, seg_count, node_size;
     uint32_t root, height, next_id;
@@ -39,6 +40,8 @@ uint32_t probe_crc32(uint32_t crc, const uint8_t *p, size_t len);
 const char *ckpt_state_name(uint8_t state);
 /* Flag names joined by ',' into buf ("-" for none). */
 const char *ckpt_flag_names(uint8_t flags, char *buf, size_t size);
+/* Was the checkpoint written by a clean unmount, with no session begun since? */
+int ckpt_clean(const struct ckpt_hdr *h);
 const char *ckpt_head_name(uint32_t h, char *buf, size_t size);
 
 /* Decodes a header from its first CN_CK_HDR bytes; 0 when the magic,

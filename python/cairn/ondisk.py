@@ -30,7 +30,7 @@ import sys
 import zlib
 
 # ---- numbers (src/format.h) ----
-DISK_VERSION = 3
+DISK_VERSION = 4
 CK_MAGIC = 0x314E5243  # "CRN1"
 CK_HDR = 144
 CK_ENTRY = 12
@@ -268,7 +268,9 @@ def _verifies_at(data, h, pos, geo) -> bool:
 
 
 def _ckpt_crc(buf: bytes, length: int) -> int:
-    return crc32(buf[:16] + b"\0\0\0\0" + buf[20:length])
+    """The checkpoint's CRC: over its length, the CRC field and the session
+    byte (offset 7) taken as zero."""
+    return crc32(buf[:7] + b"\0" + buf[8:16] + b"\0\0\0\0" + buf[20:length])
 
 
 # ---- the checkpoint ----
@@ -277,6 +279,7 @@ def _ckpt_crc(buf: bytes, length: int) -> int:
 class Header:
     version: int
     flags: int
+    session: int  # 0xFF, or a NOR session began changing the volume after it
     seq: int
     length: int
     crc: int
@@ -299,7 +302,7 @@ def parse_header(b: bytes) -> Header | None:
     (the checks of the tool's ckpt_parse_header), else None."""
     if len(b) < CK_HDR or u32(b, 0) != CK_MAGIC:
         return None
-    f = struct.unpack_from("<HHIIIIIIIIIIIIII", b, 4)
+    f = struct.unpack_from("<HBBIIIIIIIIIIIIII", b, 4)
     heads = [(u32(b, 64 + 8 * i), u32(b, 68 + 8 * i)) for i in range(CK_HEADS)]
     h = Header(*f, heads=heads)
     ok = (h.version == DISK_VERSION and 128 <= h.page_size <= 65536 and h.page_size % 8 == 0
@@ -411,8 +414,10 @@ def checkpoint_lines(ck: Checkpoint) -> list[str]:
            " a copy",
            "magic        CRN1",
            f"version      {h.version}",
-           f"flags        0x{h.flags:04x} ({'clean' if h.flags & CK_F_CLEAN else 'not clean'}"
-           f"{', other anchor erased' if h.flags & CK_F_OTHER_ERASED else ''})"]
+           f"flags        0x{h.flags:02x} ({'clean' if h.flags & CK_F_CLEAN else 'not clean'}"
+           f"{', other anchor erased' if h.flags & CK_F_OTHER_ERASED else ''})",
+           f"session      0x{h.session:02x} ("
+           f"{'no session began after it' if h.session == 0xFF else 'a session began after it'})"]
     for name in ("seq", "length"):
         out.append(f"{name:<13}{getattr(h, name)}")
     out.append(f"crc          0x{h.crc:08x}")

@@ -117,7 +117,8 @@ def test_checkpoint_fields(clean):
     h = ck.header
     assert h.version == cf.DISK_VERSION == cairn.DISK_VERSION
     assert h.flags & cf.CK_F_CLEAN
-    assert h.seq >= 2  # format's, then the mount's session
+    assert h.session == 0xFF  # no session began after the clean unmount
+    assert h.seq >= 2  # format's, then the unmount's
     assert h.length == cf.CK_HDR + cf.CK_ENTRY * h.seg_count
     assert h.page_size == g.page_size
     assert h.seg_pages % g.pages_per_block == 0
@@ -131,7 +132,9 @@ def test_checkpoint_fields(clean):
         (ck.slot * copies + ck.copy) * ck.ckpt_pages
     buf = b"".join(img.page(first + j) for j in range(ck.ckpt_pages))
     assert cf.u32(buf, 0) == cf.CK_MAGIC and buf[:4] == b"CRN1"
-    assert zlib.crc32(buf[:16] + bytes(4) + buf[20:h.length]) == h.crc
+    assert buf[7] == 0xFF  # the session byte, left erased
+    # the CRC covers the length with its own field and the session byte as zeros
+    assert zlib.crc32(buf[:7] + bytes(1) + buf[8:16] + bytes(4) + buf[20:h.length]) == h.crc
     assert buf[h.length:] == bytes(len(buf) - h.length)  # zero padding
     assert ck.ckpt_pages == -(-h.length // h.page_size)
     assert ck.slots == h.seg_pages // (ck.ckpt_pages * copies) >= 16
@@ -296,7 +299,10 @@ def test_journal_records(unclean):
     geo, data, medium, oob = unclean
     img, ck = decode(data, medium, oob)
     h = ck.header
-    assert not h.flags & cf.CK_F_CLEAN
+    if medium == "nor":  # the session marked the clean checkpoint's session byte
+        assert h.flags & cf.CK_F_CLEAN and h.session == 0x00
+    else:  # NAND and BLOCK wrote a checkpoint without the clean flag
+        assert not h.flags & cf.CK_F_CLEAN and h.session == 0xFF
     j = cf.read_journal(img, ck)
     assert j.reason == "erased" and not j.problems
     assert [r.seq for r in j.records] == list(range(h.log_seq, h.log_seq + len(j.records)))

@@ -39,8 +39,6 @@ LAYERS = (
 
 # (caller file, callee symbol): calls up that exist today, and why.
 KNOWN_UP = {
-    # The session mark is a checkpoint: the device layer writes it.
-    ("device.c", "cn_ckpt_write"): "cn_begin_write writes the session checkpoint",
     ("device.c", "cn_head_failed"): "a read that needed correction closes the head writing there",
     # Records reach into the objects above them.
     ("apply.c", "cn_files_forget_extents"): "a commit invalidates open files' cached extents",

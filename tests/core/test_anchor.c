@@ -107,6 +107,97 @@ static void boot_loop(const struct geo_case *g, unsigned rounds, unsigned depth,
     t_fs_free(&t);
 }
 
+/* Mutating device operations of the next mount (after power-on or abandon). */
+static uint64_t mount_ops(struct tfs *t, const char *label)
+{
+    struct csim_counters c;
+    csim_power_on(t->sim);
+    CHECK_EQ(t_fs_mount(t), 0, "%s: mount", label);
+    csim_counters(t->sim, &c);
+    return c.mutating_ops;
+}
+
+/* The session mark (FORMAT.md "The session byte"): on NOR the first change
+ * after a clean mount programs one byte of the clean checkpoint it loaded,
+ * one 1-byte program more than the next change costs (NAND and BLOCK write a
+ * checkpoint); a cut after that byte, even one that leaves the next program
+ * undone (its page still reads erased), makes the next mount recover (it
+ * writes: a clean mount writes nothing), and a session that changed nothing
+ * leaves the volume clean. Without the byte, the mount after such a cut
+ * took the volume as clean and would program over pages the cut may have
+ * touched. */
+static void session_mark(const struct geo_case *g, uint64_t seed)
+{
+    struct tfs t;
+    struct csim_counters c0, c1;
+    char label[96];
+    unsigned k, recovered = 0;
+    int nor = strncmp(g->model, "nor", 3) == 0;
+    uint64_t ops, mark_ops;
+    snprintf(label, sizeof label, "session mark %s", g->label);
+    t_fs_init(&t, geo_sim(g, seed), 1);
+    t_fs_format_mount(&t);
+    CHECK_EQ(t_write_file(t.fs, "/keep", payload, 5000), 0, "%s: write keep", label);
+    CHECK_EQ(t_fs_remount(&t, label), 0, "%s: clean remount", label);
+    csim_counters(t.sim, &c0);
+    CHECK_EQ(cn_begin_write(t.fs), 0, "%s: the session's first change", label);
+    csim_counters(t.sim, &c1);
+    mark_ops = c1.mutating_ops - c0.mutating_ops;
+    if (nor)
+        CHECK(c1.prog_calls - c0.prog_calls == 1 && c1.prog_bytes - c0.prog_bytes == 1 &&
+                  c1.erases == c0.erases,
+              "%s: the mark is one 1-byte program (%llu programs, %llu B, %llu erases)", label,
+              (unsigned long long)(c1.prog_calls - c0.prog_calls),
+              (unsigned long long)(c1.prog_bytes - c0.prog_bytes),
+              (unsigned long long)(c1.erases - c0.erases));
+    else
+        CHECK(c1.prog_bytes - c0.prog_bytes >= csim_geometry(t.sim)->page_size,
+              "%s: the mark is a checkpoint (%llu B)", label,
+              (unsigned long long)(c1.prog_bytes - c0.prog_bytes));
+    csim_counters(t.sim, &c0);
+    CHECK_EQ(cn_begin_write(t.fs), 0, "%s: a later change", label);
+    csim_counters(t.sim, &c1);
+    CHECK(c1.mutating_ops == c0.mutating_ops, "%s: only the first change marks", label);
+    t_fs_unmount(&t);
+    ops = mount_ops(&t, label);
+    CHECK(ops == 0, "%s: a clean mount writes nothing (%llu ops)", label,
+          (unsigned long long)ops);
+    t_check_file(t.fs, "/keep", payload, 5000, label);
+    t_fs_abandon(&t); /* a session that only read, then power lost */
+    ops = mount_ops(&t, label);
+    CHECK(ops == 0, "%s: after a session that changed nothing the volume is clean (%llu ops)",
+          label, (unsigned long long)ops);
+    for (k = 0; k < 6; k++) {
+        csim_counters(t.sim, &c0);
+        /* the cut falls on the k-th operation after the mark; TEAR_NONE leaves
+         * that operation undone, its page reading erased */
+        csim_cut_at(t.sim, c0.mutating_ops + mark_ops + k,
+                    k % 3 == 0 ? CSIM_TEAR_NONE : (k % 3 == 1 ? CSIM_TEAR_PREFIX
+                                                                : CSIM_TEAR_RANDOM));
+        (void)session_write(&t, 10 + k);
+        (void)session_write(&t, 20 + k);
+        if (csim_powered(t.sim)) {
+            csim_cut_cancel(t.sim);
+            t_fs_unmount(&t);
+            (void)mount_ops(&t, label);
+        } else {
+            t_fs_abandon(&t);
+            ops = mount_ops(&t, label);
+            CHECK(ops > 0, "%s: cut at the op %u after the mark: the mount recovers (%llu ops)",
+                  label, k, (unsigned long long)ops);
+            recovered += ops > 0;
+        }
+        if (!t.mounted)
+            break;
+        t_check_file(t.fs, "/keep", payload, 5000, label);
+        CHECK_EQ(t_fs_remount(&t, label), 0, "%s: clean remount", label);
+    }
+    printf("  %s: the mark is %s (%llu op%s); %u cuts after it, each mount recovered\n", label,
+           nor ? "one 1-byte program" : "a checkpoint", (unsigned long long)mark_ops,
+           mark_ops == 1 ? "" : "s", recovered);
+    t_fs_free(&t);
+}
+
 /* Cuts inside the recovery mount itself: after a cut in a session, the next
  * mounts are cut at each of their own programs in turn. */
 static void cut_in_recovery(const struct geo_case *g, uint64_t seed)
@@ -355,6 +446,7 @@ int main(int argc, char **argv)
         boot_loop(&geos[i], 12 * scale, 3, seed + i);
         boot_loop(&geos[i], 40 * scale, 8, seed + 17 + i);
         cut_in_recovery(&geos[i], seed + i);
+        session_mark(&geos[i], seed + i);
         rolled_back_image(&geos[i], seed + i);
     }
     second_copy_written(seed);

@@ -150,7 +150,7 @@ geometry() {
     done
     run dump "$img"
     expect_out "$name: dump decodes the checkpoint magic" 0 "^magic *CRN1"
-    expect_out "$name: dump decodes the version" 0 "^version *3$"
+    expect_out "$name: dump decodes the version" 0 "^version *4$"
     expect_out "$name: dump decodes the segment table" 0 "^ *1 anchor"
     expect_out "$name: dump decodes the heads" 0 "^head meta"
 
