@@ -64,6 +64,28 @@ static uint8_t *pbuf(int32_t len, uint64_t seed)
     return b;
 }
 
+/* Where the space is when a call ran out of it (printed with the call): free
+ * segments, the live pages of every closed one, the heads, GC's state. */
+static void space_state(const cairn *fs)
+{
+    uint32_t s, h;
+    printf("      free segments %u, dead %u, dirty nodes %u, tree height %u, gc phase %u "
+           "victim %d squeeze %u; live pages of the full segments:",
+           (unsigned)cn_free_segs(fs), (unsigned)cn_dead_segs(fs), (unsigned)fs->dirty_nodes,
+           (unsigned)fs->height, (unsigned)fs->gc.phase,
+           fs->gc.victim == CN_NONE ? -1 : (int)fs->gc.victim, (unsigned)fs->gc.squeeze);
+    for (s = fs->seg_base; s < fs->seg_count; s++)
+        if (fs->segs[s].state == CN_SEG_FULL)
+            printf(" %u", (unsigned)fs->segs[s].live);
+    printf("; heads:");
+    for (h = 0; h < CN_HEADS; h++)
+        if (fs->head[h].seg != CN_NONE)
+            printf(" %u@%u/%u", (unsigned)h, (unsigned)fs->head[h].page,
+                   (unsigned)fs->segs[fs->head[h].seg].live);
+    printf("; journal in %u at %u of %u\n", (unsigned)fs->log.seg, (unsigned)fs->log.off,
+           (unsigned)(fs->seg_pages * fs->page_size));
+}
+
 static int64_t free_now(cairn *fs)
 {
     struct cairn_fsinfo fi;
@@ -469,9 +491,12 @@ static void bounded_run(int medium, uint64_t seed, const struct guard *g)
         if (d.nospc != nospc0) {
             nospc_calls++;
             if (nospc_calls <= 3)
+            {
                 printf("    call %u: %s of %ld B ran out of space at %.0f%% live\n", n,
                        append ? "append" : "overwrite", (long)len,
                        100.0 * (double)m.bytes / (double)cap);
+                space_state(fs);
+            }
         }
         work_diff(&a, &b, &dw);
         if (d.nospc != nospc0) { /* the file's content is unknown: it goes */
