@@ -1805,7 +1805,8 @@ static const struct regress_run {
     {"nor-w25q128-b16", 9, 1000, "removes refused on a full volume"},
     {"nand-4k", 11, 15, "failing anchor on NAND"},
     {"smallest", 2, 503, "weak cells in the current anchor: the other anchor is next"},
-    {"nor-w25q128-b4", 103, 1000, "dead = what a checkpoint frees (mount NOSPC)"},
+    {"nor-w25q128-b4", 103, 1000, "dead = what a checkpoint frees (mount NOSPC); "
+                                  "healthy anchor full: the checkpoint goes into R"},
     {"nand-dhara", 10, 25, "no claimed-erased anchors on NAND (NOP)"},
 };
 
