@@ -203,7 +203,7 @@ class Image:
                oob: int | None = None) -> "Image":
         """The geometry from the first checkpoint that verifies where a volume of its
         geometry puts one (a subset of what `cairn` does: docs/TOOL.md)."""
-        why = "no cairn checkpoint in the image: not a cairn image (version 3)"
+        why = f"no cairn checkpoint in the image: not a cairn image (version {DISK_VERSION})"
         pos = data.find(b"CRN1")
         while pos >= 0:
             h = parse_header(data[pos:pos + CK_HDR])
