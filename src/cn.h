@@ -455,8 +455,6 @@ int cn_inode_get(cairn *fs, uint32_t id, uint8_t *type, uint32_t *parent, int32_
 
 /* file.c */
 int cn_file_flush(cairn *fs, struct cn_file *f);
-int cn_file_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t want,
-                  uint32_t *page_out, uint32_t *got);
 int cn_sync_file(cairn *fs, struct cn_file *f);
 
 /* inode value: FORMAT.md "Values" */

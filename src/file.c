@@ -159,23 +159,6 @@ static int record_extent(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t 
     return err;
 }
 
-/* Pages for file data (cn_data_pages). The allocator answers NOSPC when the
- * free segments are down to the user reserve. The settle at the top of the
- * call left them above it, but the call's own metadata may have taken a
- * segment since (a node flush opening one for the tree): then collect, as the
- * settle would have, and ask once more. Before, an overwrite of 256 B got
- * NOSPC at 60% live with a segment 6/128 live (test_space_torture, NOR, scale
- * 20: the settle left 5 free segments, a node flush took the fifth). */
-int cn_file_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t want,
-                  uint32_t *page_out, uint32_t *got)
-{
-    int err = cn_data_pages(fs, f, short_lived, want, page_out, got);
-    if (err == CAIRN_ERR_NOSPC && !fs->in_gc && !fs->recovering &&
-        cn_space_for_user(fs) == 0)
-        err = cn_data_pages(fs, f, short_lived, want, page_out, got);
-    return err;
-}
-
 /* The buffered page to a fresh page at the file's data head; a worn block
  * (failed program) is left for GC to empty and the page goes elsewhere. */
 static int write_buffer(cairn *fs, struct cn_file *f, uint32_t valid, uint32_t *phys)
@@ -183,7 +166,7 @@ static int write_buffer(cairn *fs, struct cn_file *f, uint32_t valid, uint32_t *
     uint32_t got, tries = 0;
     int err;
     do {
-        err = cn_file_pages(fs, f, valid < ps_of(fs) && !f->closing, 1, phys, &got);
+        err = cn_data_pages(fs, f, valid < ps_of(fs) && !f->closing, 1, phys, &got);
         if (err)
             return err;
         if (fs->medium == CAIRN_MEDIUM_NOR)
@@ -407,7 +390,7 @@ static int write_pages(cairn *fs, struct cn_file *f, uint32_t fpage, const uint8
         int64_t end;
         err = cn_settle(fs, pages);
         if (!err)
-            err = cn_file_pages(fs, f,
+            err = cn_data_pages(fs, f,
                                 (uint64_t)(fpage + pages) * ps_of(fs) <= (uint32_t)f->rec_size,
                                 pages, &phys, &got);
         if (err)
@@ -440,13 +423,28 @@ static int write_pages(cairn *fs, struct cn_file *f, uint32_t fpage, const uint8
     return 0;
 }
 
+/* A piece of a write found no segment for its data (NOSPC from the
+ * allocator): the settle at the top of the call left the free segments above
+ * the user reserve, but the call's own metadata may have taken one since (a
+ * node flush opening a segment for the tree). Collect now, as the settle
+ * would have, so the caller tries once more; from the writing entry point's
+ * own frame, so GC is no deeper on the stack than under the settle. Before,
+ * an overwrite of 256 B got NOSPC at 60% live with a segment 6/128 live
+ * (test_space_torture, NOR, scale 20). Returns 0 when there is room now. */
+static int collect_for_data(cairn *fs)
+{
+    if (fs->in_gc || fs->recovering || cn_free_segs(fs) > CN_RESERVE_SEGS + cn_reserved_segs(fs))
+        return CAIRN_ERR_NOSPC; /* not the allocator's reserve: nothing to collect for */
+    return cn_space_for_user(fs);
+}
+
 int32_t cairn_write(cairn *fs, int fd, const void *buf, int32_t len)
 {
     struct cn_handle *h;
     struct cn_file *f = file_of(fs, fd, 1, &h);
     const uint8_t *src = (const uint8_t *)buf;
     int32_t done = 0;
-    int err;
+    int err, collected = 0;
     if (f == NULL)
         return CAIRN_ERR_BADF;
     if (len < 0 || (buf == NULL && len > 0))
@@ -494,6 +492,11 @@ int32_t cairn_write(cairn *fs, int fd, const void *buf, int32_t len)
         src += n; /* bytes taken count even when what follows failed */
         done += (int32_t)n;
         h->pos += (int32_t)n;
+        if (err == CAIRN_ERR_NOSPC && !collected++ && collect_for_data(fs) == 0) {
+            if (n == 0)
+                continue; /* the piece again, once, after collecting */
+            err = f->buf_dirty ? cn_file_flush(fs, f) : 0; /* the page it filled */
+        }
         if (err)
             return done ? done : err;
     }
@@ -589,6 +592,8 @@ int cn_sync_file(cairn *fs, struct cn_file *f)
     int err = f->buf_dirty || f->size != f->rec_size || cn_ring_moved(f) ? cn_settle(fs, 1) : 0;
     if (!err)
         err = cn_file_flush(fs, f);
+    if (err == CAIRN_ERR_NOSPC && collect_for_data(fs) == 0)
+        err = cn_file_flush(fs, f); /* once more after collecting */
     if (!err && (f->size != f->rec_size || cn_ring_moved(f))) /* a ring journals its window */
         err = cn_is_ring(f) ? cn_ring_record(fs, f, 0, CN_NONE, 0) : record_size(fs, f);
     return err;

@@ -66,7 +66,7 @@ static const char *const why_text[] = {
 
 static uint32_t align8(uint32_t v) { return (v + 7u) & ~7u; }
 
-/* The checks of one segment size that do not depend on it. */
+/* The geometry's own checks, whatever the segment size. */
 static enum cn_why geometry_why(const struct cairn_geometry *g)
 {
     if (g->page_size < 128 || g->page_size % 8 || g->page_size > 65536)
