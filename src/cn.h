@@ -140,6 +140,11 @@ struct cn_seg {
     uint16_t aux;   /* RAM only: replay pins it, the check counts pages in it */
     uint8_t state;  /* enum cn_seg_state */
     uint8_t flags;  /* CN_SF_* */
+    /* RAM only: erase blocks from the segment's start erased before use; a
+     * program into a block at or past it erases that block first (a segment
+     * handed out erases its first block only, so a write call erases at most
+     * one block, device.c). The whole segment when not lazily erased. */
+    uint16_t erased_to;
 };
 #define CN_SF_URGENT (CN_SF_SCRUB | CN_SF_FAILING | CN_SF_EVICT)
 
@@ -362,6 +367,9 @@ int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg);
 /* seg.c: the segment table */
 int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out);
 int cn_seg_pre_erase(cairn *fs);
+int cn_dev_erase_first(cairn *fs, uint32_t seg);
+int cn_dev_erase_next(cairn *fs, uint32_t seg);
+void cn_seg_mark_erased(cairn *fs);
 void cn_live_add(cairn *fs, uint32_t page, int32_t delta);
 uint32_t cn_free_segs(const cairn *fs);
 uint32_t cn_dead_segs(const cairn *fs);

@@ -73,16 +73,54 @@ static void ra_forget(cairn *fs, uint32_t page, uint32_t pages)
         fs->ra_pages = 0;
 }
 
+static int erase_block(cairn *fs, uint32_t seg, uint32_t i)
+{
+    struct cairn_dev *d = fs->dev;
+    uint32_t ppb = d->geo.pages_per_block;
+    ra_forget(fs, seg * fs->seg_pages + i * ppb, ppb);
+    fs->call_erases++;
+    return note_result(fs, seg * fs->seg_pages, d->erase(d->ctx, seg * (fs->seg_pages / ppb) + i));
+}
+
+/* A segment handed out lazily (cn_seg_alloc) has only its first erase block
+ * erased: the blocks that pages [page, page + npages) reach and that are not
+ * erased yet are erased now, in order. One program call so erases at most
+ * the blocks it writes into, and a sequential writer one block per block it
+ * fills. The erase count grows once per segment (cn_dev_erase_first). */
+static int erase_ahead(cairn *fs, uint32_t page, uint32_t npages)
+{
+    uint32_t ppb = fs->dev->geo.pages_per_block;
+    uint32_t seg = page / fs->seg_pages, last;
+    struct cn_seg *g;
+    if (seg >= fs->seg_count)
+        return 0;
+    g = &fs->segs[seg];
+    last = (page % fs->seg_pages + (npages ? npages : 1) - 1) / ppb;
+    while (g->erased_to <= last) {
+        int err = erase_block(fs, seg, g->erased_to);
+        if (err)
+            return err;
+        g->erased_to++;
+    }
+    return 0;
+}
+
 int cn_dev_prog(cairn *fs, uint32_t page, uint32_t off, const void *buf,
                 uint32_t len, const void *spare, uint32_t spare_len)
 {
     struct cairn_dev *d = fs->dev;
     uint32_t ppb = d->geo.pages_per_block;
     const uint8_t *in = (const uint8_t *)buf;
+    int err;
     if (fs->read_only)
         return CAIRN_ERR_ROFS;
     if (!in_volume(fs, page, off, len))
         return CAIRN_ERR_CORRUPT;
+    page += off / fs->page_size;
+    off %= fs->page_size;
+    err = erase_ahead(fs, page, (off + len + fs->page_size - 1) / fs->page_size);
+    if (err)
+        return err;
     ra_forget(fs, page, (off + len + fs->page_size - 1) / fs->page_size);
     if (off + len <= fs->page_size)
         return note_result(fs, page, d->prog(d->ctx, page, off, in, len, spare, spare_len));
@@ -121,7 +159,41 @@ int cn_dev_erase_seg(cairn *fs, uint32_t seg)
         if (r < 0)
             return note_result(fs, seg * fs->seg_pages, r);
     }
+    fs->segs[seg].erased_to = (uint16_t)bpl;
     return 0;
+}
+
+/* Idle time: erase the next block of a lazily erased segment that a writer
+ * is filling (nothing lives past erased_to: writers fill blocks in order). */
+int cn_dev_erase_next(cairn *fs, uint32_t seg)
+{
+    struct cn_seg *g = &fs->segs[seg];
+    int err;
+    if (fs->read_only)
+        return CAIRN_ERR_ROFS;
+    if (seg >= fs->seg_count || g->erased_to >= fs->seg_pages / fs->dev->geo.pages_per_block)
+        return CAIRN_ERR_CORRUPT;
+    err = erase_block(fs, seg, g->erased_to);
+    if (err == 0)
+        g->erased_to++;
+    return err;
+}
+
+/* Erase a segment's first block only; the others are erased when a program
+ * first reaches them (erase_ahead). Counts as the segment's erase. */
+int cn_dev_erase_first(cairn *fs, uint32_t seg)
+{
+    int err;
+    if (fs->read_only)
+        return CAIRN_ERR_ROFS;
+    if (seg >= fs->seg_count)
+        return CAIRN_ERR_CORRUPT;
+    fs->segs[seg].erase_count++;
+    fs->segs[seg].erased_to = 0;
+    err = erase_block(fs, seg, 0);
+    if (err == 0)
+        fs->segs[seg].erased_to = 1;
+    return err;
 }
 
 /* Do bytes [off, off + len) of a page read erased (0xFF), and its spare

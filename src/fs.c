@@ -458,8 +458,12 @@ static int clean_ends_blank(cairn *fs, int *blank)
     if (fs->log.off < fs->seg_pages * ps)
         err = cn_dev_blank(fs, fs->log.seg * fs->seg_pages + fs->log.off / ps, fs->log.off % ps,
                            fs->scratch2, ps - fs->log.off % ps, blank);
+    /* a head at the start of an erase block has nothing to check: that block
+     * is erased before its first program (device.c erase_ahead), and what is
+     * there now (another session's data, or never erased) no state refers to */
     for (h = 0; h < CN_HEADS && !err && *blank; h++)
-        if (fs->head[h].seg != CN_NONE && fs->head[h].page < fs->seg_pages)
+        if (fs->head[h].seg != CN_NONE && fs->head[h].page < fs->seg_pages &&
+            fs->head[h].page % fs->dev->geo.pages_per_block != 0)
             err = cn_dev_blank(fs, fs->head[h].seg * fs->seg_pages + fs->head[h].page, 0,
                                fs->scratch2, ps, blank);
     return err;
@@ -551,6 +555,8 @@ int cairn_mount(cairn *fs, const struct cairn_config *cfg)
     if (!clean)
         clean = cn_ckpt_load(fs);
     err = clean < 0 ? clean : state_sane(fs);
+    if (!err)
+        cn_seg_mark_erased(fs);
     if (!err && clean == 1 && !fs->read_only) {
         int blank;
         err = clean_ends_blank(fs, &blank);

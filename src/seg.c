@@ -107,9 +107,14 @@ int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out)
             }
             fs->segs[best].state = CN_SEG_FREE;
         }
-        err = cn_dev_erase_seg(fs, best);
+        /* only the first erase block now: the writer erases each of the
+         * others when it reaches it, so no call erases a whole segment */
+        err = cn_dev_erase_first(fs, best);
         if (err == 0) {
-            fs->segs[best].state = CN_SEG_ERASED;
+            fs->segs[best].state =
+                fs->segs[best].erased_to * fs->dev->geo.pages_per_block == fs->seg_pages
+                    ? CN_SEG_ERASED
+                    : CN_SEG_FREE; /* the caller gives it its state at once */
             *seg_out = best;
             return 0;
         }
@@ -119,13 +124,66 @@ int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out)
     }
 }
 
+static void erased_up_to(cairn *fs, uint32_t seg, uint32_t page)
+{
+    uint32_t ppb = fs->dev->geo.pages_per_block;
+    if (seg < fs->seg_count)
+        fs->segs[seg].erased_to = (uint16_t)((page + ppb - 1) / ppb);
+}
+
+/* After a mount has read the table: what may be programmed without an erase.
+ * Segments were erased whole, or are written no more, except the journal's
+ * and the heads' segments, which go on after their write positions: the
+ * blocks past the one holding a position may never have been erased (a
+ * segment handed out lazily in an earlier session), so the first program
+ * into each erases it. The block holding the position was erased before the
+ * pages in front of it were written. */
+void cn_seg_mark_erased(cairn *fs)
+{
+    uint32_t s, h, bpl = fs->seg_pages / fs->dev->geo.pages_per_block;
+    for (s = 0; s < fs->seg_count; s++)
+        fs->segs[s].erased_to = (uint16_t)bpl;
+    erased_up_to(fs, fs->log.seg, (fs->log.off + fs->page_size - 1) / fs->page_size);
+    for (h = 0; h < CN_HEADS; h++)
+        if (fs->head[h].seg != CN_NONE)
+            erased_up_to(fs, fs->head[h].seg, fs->head[h].page);
+}
+
 /* Idle time (cairn_gc): erase one free segment that is not erased yet, the
  * least worn (the one hot writes take next), so that a later write finds it
  * ready. Returns 1 when one was erased, 0 when none is left to erase. A
  * segment whose erase fails is retired and the next one tried. An erase cut
  * by power costs nothing: a mount after a cut trusts no erase (fs.c). */
+static int writing_into(const cairn *fs, uint32_t seg)
+{
+    uint32_t h;
+    if (seg == fs->log.seg)
+        return 1;
+    for (h = 0; h < CN_HEADS; h++)
+        if (fs->head[h].seg == seg)
+            return 1;
+    return 0;
+}
+
+/* The blocks ahead of a writer in a lazily erased segment come first: they
+ * are the next ones a write would erase. */
+static uint32_t lazy_writer_seg(const cairn *fs)
+{
+    uint32_t s, bpl = fs->seg_pages / fs->dev->geo.pages_per_block;
+    for (s = fs->seg_base; s < fs->seg_count; s++)
+        if (fs->segs[s].erased_to < bpl && writing_into(fs, s) &&
+            (fs->segs[s].state == CN_SEG_OPEN || fs->segs[s].state == CN_SEG_LOG))
+            return s;
+    return CN_NONE;
+}
+
 int cn_seg_pre_erase(cairn *fs)
 {
+    uint32_t w = lazy_writer_seg(fs);
+    if (w != CN_NONE) {
+        int err = cn_dev_erase_next(fs, w);
+        return err ? err : 1; /* a failed erase: FAILING, the writer moves on */
+    }
     for (;;) {
         uint32_t s, best = CN_NONE;
         int err;
