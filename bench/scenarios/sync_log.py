@@ -48,6 +48,7 @@ def run_volume(label, model, block_count, bpl, recs, aged: bool = True, **config
         ram = fs.ram_bytes
         f = fs.open("/log", "a")
         sim.reset_counters()
+        wear0 = sim.erase_counts()
         ctx, fd = fs._ctx, f._fd
         bufs = [ffi.from_buffer(r) for r in recs]
         write, fsync = lib.cairn_write, lib.cairn_file_sync
@@ -58,12 +59,16 @@ def run_volume(label, model, block_count, bpl, recs, aged: bool = True, **config
             if rc != 0:
                 raise cairn.Error.from_code(rc, op="sync", path="/log")
         c = sim.counters()
+        # the anchors are the first two segments (the aged device has no bad
+        # blocks): erased whole at each switch, once per half an anchor of
+        # checkpoints, not per record
+        anchor_erases = sum(b - a for a, b in zip(wear0[:2 * bpl], sim.erase_counts()[:2 * bpl]))
         f.close()
         data = fs.read_file("/log")
         fs.unmount()
     if data != b"".join(recs):
         raise RuntimeError(f"sync-log {label}: log read back differs")
-    return c.as_dict(), geo, ram, fmt_c
+    return dict(c.as_dict(), anchor_erases=anchor_erases), geo, ram, fmt_c
 
 
 def run_lfs_volume(model, block_count, recs, cfg, aged: bool = True) -> dict:
@@ -138,14 +143,22 @@ def run() -> dict:
             f"{1 + nbytes / RECORDS / geo.page_size:.3f} (one program per record, packed)",
             lfs=lf(lambda d: round(d["prog_pages"] / RECORDS, 3)),
             fresh=fr(lambda d: f"{d['prog_pages'] / RECORDS:.3f}"))
-        # No erase per record: every erase must be accounted for by fresh
-        # space the log consumed (erased bytes <= programmed bytes + one logical block).
+        # No erase per record: every erase outside the anchors must be
+        # accounted for by fresh space the log consumed (erased bytes <=
+        # programmed bytes + one logical block). The anchors are erased whole
+        # at each switch (once per half an anchor of checkpoints, a commit
+        # every 64 journal pages), whatever the records. Until the format
+        # stopped erasing whole segments (2026-11-24) the criterion counted
+        # them too and passed only on the blocks the format had erased ahead.
         efr = fr(lambda d: f"{d['erases']:,}")
         if label == "NOR":
-            ok = c["erases"] < RECORDS and erase_bytes <= c["prog_bytes"] + lblock
+            ok = (c["erases"] < RECORDS and
+                  erase_bytes - c["anchor_erases"] * geo.block_size <= c["prog_bytes"] + lblock)
             figs[p + "erases"] = figure(
                 c["erases"], "", target="no erase per record outside GC", met=ok,
-                note="criterion: erased bytes <= programmed bytes + 1 logical block",
+                note=(f"criterion: erased bytes outside the anchors <= programmed bytes + 1 "
+                      f"logical block ({c['anchor_erases']} of the {c['erases']} erases were "
+                      "anchor switches)"),
                 lfs=lf(lambda d: d["erases"]), fresh=efr)
         else:
             figs[p + "erases"] = figure(c["erases"], lfs=lf(lambda d: d["erases"]), fresh=efr)
