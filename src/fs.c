@@ -458,12 +458,14 @@ static int clean_ends_blank(cairn *fs, int *blank)
     if (fs->log.off < fs->seg_pages * ps)
         err = cn_dev_blank(fs, fs->log.seg * fs->seg_pages + fs->log.off / ps, fs->log.off % ps,
                            fs->scratch2, ps - fs->log.off % ps, blank);
-    /* a head at the start of an erase block has nothing to check: that block
-     * is erased before its first program (device.c erase_ahead), and what is
-     * there now (another session's data, or never erased) no state refers to */
+    /* a head at the start of an erase block past the first has nothing to
+     * check: that block is erased before its first program (device.c
+     * erase_ahead), and what is there now (another session's data, or never
+     * erased) no state refers to; the first block was erased when the segment
+     * was handed out (seg.c cn_seg_mark_erased), so it is read blank */
     for (h = 0; h < CN_HEADS && !err && *blank; h++)
         if (fs->head[h].seg != CN_NONE && fs->head[h].page < fs->seg_pages &&
-            fs->head[h].page % fs->dev->geo.pages_per_block != 0)
+            (fs->head[h].page == 0 || fs->head[h].page % fs->dev->geo.pages_per_block != 0))
             err = cn_dev_blank(fs, fs->head[h].seg * fs->seg_pages + fs->head[h].page, 0,
                                fs->scratch2, ps, blank);
     return err;

@@ -124,11 +124,15 @@ int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out)
     }
 }
 
+/* A writer's segment: its first block was erased when the segment was
+ * handed out, before the checkpoint that names it was written, so it counts
+ * as erased even with nothing written yet (a clean mount reads its next
+ * bytes blank before use: fs.c clean_ends_blank). */
 static void erased_up_to(cairn *fs, uint32_t seg, uint32_t page)
 {
-    uint32_t ppb = fs->dev->geo.pages_per_block;
+    uint32_t ppb = fs->dev->geo.pages_per_block, blocks = (page + ppb - 1) / ppb;
     if (seg < fs->seg_count)
-        fs->segs[seg].erased_to = (uint16_t)((page + ppb - 1) / ppb);
+        fs->segs[seg].erased_to = (uint16_t)(blocks > 0 ? blocks : 1);
 }
 
 /* After a mount has read the table: what may be programmed without an erase.
