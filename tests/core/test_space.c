@@ -510,7 +510,8 @@ static void bounded_run(int medium, uint64_t seed, const struct guard *g)
                 d_remove(&d, p);
             }
         }
-        dw.erases /= bpl; /* erase blocks in whole segments, rounded down (blocks are erased one at a time) */
+        /* erase blocks in whole segments, rounded down (blocks are erased one at a time) */
+        dw.erases /= bpl;
         erases[n] = dw.erases;
         pages[n] = dw.pages;
         moved[n] = dw.moved;
