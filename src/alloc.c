@@ -179,6 +179,33 @@ void cn_heads_forget_file(cairn *fs, struct cn_file *f)
     f->reserved = 0;
 }
 
+/* Pages any writer can still place without a new segment: the least room
+ * left among the data heads (and the metadata head, which takes short-lived
+ * data when files have heads of their own). 0 when a head has no segment or
+ * must leave its segment (failing, evicted), or when the metadata head cannot
+ * take the tree's next flush with what a record may add (the call's nodes
+ * would open a segment). cn_settle defers the hard path of GC while a write
+ * fits here (space.c). */
+uint32_t cn_data_room(const cairn *fs)
+{
+    const struct cn_head *m = &fs->head[CN_H_META];
+    uint32_t i, room = fs->seg_pages;
+    if (need_segment(fs, CN_H_META, 1, 0) ||
+        fs->seg_pages - m->page < (fs->dirty_nodes + 2u * fs->height + 4u) * fs->node_pages)
+        return 0;
+    for (i = 0; i <= fs->data_heads; i++) {
+        unsigned h = i < fs->data_heads ? (unsigned)(CN_H_DATA + i) : (unsigned)CN_H_META;
+        const struct cn_head *hd = &fs->head[h];
+        if (i == fs->data_heads && fs->data_heads < 2)
+            break; /* one data head: short-lived data goes with the rest */
+        if (need_segment(fs, h, 1, 0))
+            return 0;
+        if (fs->seg_pages - hd->page < room)
+            room = fs->seg_pages - hd->page;
+    }
+    return room;
+}
+
 /* Segments that reservations may still claim beyond what their heads hold. */
 uint32_t cn_reserved_segs(const cairn *fs)
 {

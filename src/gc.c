@@ -257,6 +257,15 @@ static uint32_t pace(const cairn *fs, uint32_t pages, uint32_t budget)
 {
     uint32_t live = fs->segs[fs->gc.victim].live, gain = fs->seg_pages - live;
     uint64_t n = gain ? ((uint64_t)pages * live + gain - 1) / gain : budget;
+    if (cn_free_segs(fs) <= CN_RESERVE_SEGS + cn_reserved_segs(fs)) {
+        /* the hard path waits for this victim (space.c steps_keep_up): move
+         * it all before the data heads fill */
+        uint32_t room = cn_data_room(fs);
+        uint64_t need = room > pages ? ((uint64_t)pages * live + room - pages - 1) / (room - pages)
+                                     : budget;
+        if (need > n)
+            n = need;
+    }
     if (n < 1)
         n = 1;
     return n < budget ? (uint32_t)n : budget;

@@ -510,8 +510,8 @@ static void bounded_run(int medium, uint64_t seed, const struct guard *g)
                 d_remove(&d, p);
             }
         }
-        /* erase blocks in whole segments, rounded down (blocks are erased one at a time) */
-        dw.erases /= bpl;
+        /* erase blocks, in segments rounded up (segments are erased a block at a time) */
+        dw.erases = (dw.erases + bpl - 1) / bpl;
         erases[n] = dw.erases;
         pages[n] = dw.pages;
         moved[n] = dw.moved;
