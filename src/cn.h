@@ -274,6 +274,7 @@ struct cairn {
     /* the newest durable checkpoint (or the state a mount found) shows it
      * free: only then may it be erased (anchor.c, invariant I3) */
     uint8_t evict_durable_free;
+    uint16_t call_pages; /* pages programmed since the current call began (saturating) */
     uint32_t anchor_new;   /* replacement named in the table, awaiting its
                               checkpoint (then the failing one is marked bad) */
     uint32_t anchor_old;   /* the failing anchor, while the checkpoint that
@@ -300,6 +301,7 @@ struct cairn {
                               * gc.c): commit before the next record */
     uint8_t freeing;         /* a delete's record (or an extent's, whose data is
                               * written): its nodes may go down to GC's floor */
+    uint8_t call_first;      /* the current call begins the session (its first write) */
 };
 
 /* device.c */
@@ -367,6 +369,7 @@ int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg);
 /* seg.c: the segment table */
 int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out);
 int cn_seg_pre_erase(cairn *fs);
+int cn_seg_erase_soon(cairn *fs);
 int cn_dev_erase_first(cairn *fs, uint32_t seg);
 int cn_dev_erase_next(cairn *fs, uint32_t seg);
 void cn_seg_mark_erased(cairn *fs);
@@ -443,6 +446,7 @@ int cn_gc_cheap_victim(cairn *fs);
 
 /* space.c: the settle point at the entry of an operation */
 int cn_settle(cairn *fs, uint32_t pages);
+void cn_light_call_ends(cairn *fs);
 int cn_evict_for_anchor(cairn *fs);
 int cn_space_for_user(cairn *fs);
 int cn_reserve(cairn *fs, struct cn_file *f, uint32_t pages);

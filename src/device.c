@@ -124,6 +124,10 @@ int cn_dev_prog(cairn *fs, uint32_t page, uint32_t off, const void *buf,
     err = erase_ahead(fs, page, (off + len + fs->page_size - 1) / fs->page_size);
     if (err)
         return err;
+    {
+        uint32_t n = fs->call_pages + (off + len + fs->page_size - 1) / fs->page_size;
+        fs->call_pages = (uint16_t)(n < 0xFFFFu ? n : 0xFFFFu);
+    }
     ra_forget(fs, page, (off + len + fs->page_size - 1) / fs->page_size);
     if (off + len <= fs->page_size)
         return note_result(fs, page, d->prog(d->ctx, page, off, in, len, spare, spare_len));

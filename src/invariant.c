@@ -128,6 +128,8 @@ int cn_fs_ready(cairn *fs, int write)
         fs->call_erases = 0;
         fs->call_moved = 0;
         fs->call_hard = 0;
+        fs->call_pages = 0;
+        fs->call_first = fs->session_pending;
     }
     return 0;
 }

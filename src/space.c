@@ -6,6 +6,9 @@
  * and answers NOSPC (docs/DESIGN.md "Layers"). */
 #include "cn.h"
 
+/* A call that programs no more than this is light (cn_light_call_ends). */
+#define CN_LIGHT_PAGES 8u
+
 /* Pages not holding live data, in every segment the file system may use. */
 static uint64_t reclaimable_pages(const cairn *fs)
 {
@@ -122,6 +125,22 @@ int cn_settle(cairn *fs, uint32_t pages)
             err = cn_space_for_user(fs);
     }
     return err == CAIRN_ERR_NOSPC ? 0 : err;
+}
+
+/* The end of a write call. One that erased nothing and programmed at most
+ * CN_LIGHT_PAGES erases the block a writer reaches next (seg.c
+ * cn_seg_erase_soon), so that the call crossing into it does not: a write
+ * call then costs at most one erase block and what a light call programs,
+ * or what it programs itself. Not in a session's first call, which wrote
+ * the session's mark (the first write after a mount stays close to a normal
+ * one). A failed erase is not the call's failure: its data is written, and
+ * the segment is marked failing for the writer that reaches it. */
+void cn_light_call_ends(cairn *fs)
+{
+    if (fs->read_only || fs->broken || fs->in_gc || fs->recovering || fs->call_first ||
+        fs->call_erases > 0 || fs->call_pages > CN_LIGHT_PAGES)
+        return;
+    (void)cn_seg_erase_soon(fs);
 }
 
 /* Promise `pages` more pages to file f (cairn_fallocate). */
