@@ -128,13 +128,13 @@ int cn_settle(cairn *fs, uint32_t pages)
 }
 
 /* The end of a write call. One that erased nothing and programmed at most
- * CN_LIGHT_PAGES erases the block a writer reaches next (seg.c
- * cn_seg_erase_soon), so that the call crossing into it does not: a write
- * call then costs at most one erase block and what a light call programs,
- * or what it programs itself. Not in a session's first call, which wrote
- * the session's mark (the first write after a mount stays close to a normal
- * one). A failed erase is not the call's failure: its data is written, and
- * the segment is marked failing for the writer that reaches it. */
+ * CN_LIGHT_PAGES erases a segment a writer will open soon (seg.c
+ * cn_seg_erase_soon), so that the call which opens it, and may program much
+ * besides (a commit's node flush), need not erase too. Not in a session's
+ * first call, which wrote the session's mark (the first write after a mount
+ * stays close to a normal one). A failed erase is not the call's failure:
+ * its data is written; a failing segment is retired (seg.c), and anything
+ * else meets the next writer again. */
 void cn_light_call_ends(cairn *fs)
 {
     if (fs->read_only || fs->broken || fs->in_gc || fs->recovering || fs->call_first ||
