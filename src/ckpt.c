@@ -18,6 +18,11 @@
  * (weak cells): so it is read back blank before use, and every checkpoint
  * is read back after it is programmed (program_slot). */
 #define CK_CLAIMED_ERASED (CN_NONE - 1u)
+/* ckpt_blank_from[a] while anchor a, left behind by a switch, is erased a
+ * block at a time (cn_ckpt_erase_step): its blocks before segs[].erased_to
+ * were erased in this session, the rest still hold older checkpoints. It is
+ * never programmed in that state: a switch into it first erases the rest. */
+#define CK_ERASING (CN_NONE - 2u)
 /* Not a header flag: the checkpoint's session byte reads programmed (a NOR
  * session began changing the volume after this clean checkpoint). */
 #define CK_BEGUN 0x100u
@@ -185,6 +190,8 @@ static void into_replacement(cairn *fs, uint32_t failing)
     fs->ckpt_blank_from[failing] = 0; /* erased in this session (anchor.c) */
 }
 
+static int erase_step(cairn *fs, uint32_t anchor);
+
 /* Where the next checkpoint goes: the first blank slot after the newest one in
  * the same anchor, until its switch point (or its end, when the other anchor
  * is failing); else slot 0 of the other anchor, erased first unless it was
@@ -217,6 +224,11 @@ static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
     CN_ASSERT(fs->ckpt_slot == CN_NONE || other != fs->ckpt_anchor);
     *anchor_out = other;
     *slot_out = 0;
+    while (fs->ckpt_blank_from[other] == CK_ERASING) { /* the blocks not erased yet */
+        err = erase_step(fs, other);
+        if (err)
+            return err;
+    }
     if (fs->ckpt_blank_from[other] == 0)
         return 0; /* erased in this session and not written since */
     blank = 0;
@@ -235,21 +247,49 @@ static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
     return err;
 }
 
-/* Right after a switch, the anchor left behind is erased: it holds only
- * older checkpoints (the new one is durable, I3), and an anchor that fails
- * is found now, while the current one has all its slots but one to spend on
- * the replacement (anchor.c), not at the switch with only its spare half. The
- * next checkpoint records the erase (CK_OTHER_ERASED), so the switch back
- * need not erase again: anchors are erased no more often than before. A
- * failed erase flags the anchor (device.c); the checkpoint stands either way. */
-static int pre_erase(cairn *fs, uint32_t anchor)
+/* The next erase block of an anchor being erased (CK_ERASING), in order;
+ * after its last one the anchor is known blank (0). A failed erase flags the
+ * anchor failing (device.c) and returns IO. */
+static int erase_step(cairn *fs, uint32_t anchor)
 {
+    uint32_t seg = fs->anchor[anchor], bpl = fs->seg_pages / fs->dev->geo.pages_per_block;
     int err;
-    fs->ckpt_blank_from[anchor] = CN_NONE;
-    err = cn_dev_erase_seg(fs, fs->anchor[anchor]);
-    if (!err)
+    CN_ASSERT(fs->ckpt_blank_from[anchor] == CK_ERASING && fs->segs[seg].erased_to < bpl);
+    err = fs->segs[seg].erased_to == 0 ? cn_dev_erase_first(fs, seg) : cn_dev_erase_next(fs, seg);
+    if (!err && fs->segs[seg].erased_to >= bpl)
         fs->ckpt_blank_from[anchor] = 0;
-    return anchor_failing(fs, anchor) ? 0 : err;
+    return err;
+}
+
+/* Right after a switch, the anchor left behind starts being erased: it holds
+ * only older checkpoints (the new one is durable, I3), and an anchor that
+ * fails is found within a few calls, while the current one has all its
+ * slots but a few to spend on the replacement (anchor.c), not at the switch
+ * with only its spare half. Its erase blocks go one a call (cn_ckpt_erase_
+ * step), not all in the call whose checkpoint switched: on 4 KiB-sector NOR
+ * that call erased a whole anchor, 8 blocks of a 32 KiB segment (test_space
+ * bounded at scale 20: 21 blocks erased by a call that programmed 12
+ * blocks' worth). The checkpoint after the last block records the erase
+ * (CK_OTHER_ERASED), so the switch back need not erase again. */
+static void start_erase(cairn *fs, uint32_t anchor)
+{
+    fs->ckpt_blank_from[anchor] = CK_ERASING;
+    fs->segs[fs->anchor[anchor]].erased_to = 0;
+}
+
+/* One erase block of the anchor left behind by a switch, when its erase is
+ * under way and the current call has erased nothing yet (so a call erases
+ * at most one block for it). 1: a block was erased, 0: nothing to do. An
+ * anchor whose erase failed is left to its replacement (anchor.c): 1. */
+int cn_ckpt_erase_step(cairn *fs)
+{
+    uint32_t other = fs->ckpt_anchor ^ 1u;
+    int err;
+    if (fs->read_only || fs->ckpt_slot == CN_NONE || fs->call_erases > 0 ||
+        fs->ckpt_blank_from[other] != CK_ERASING || anchor_failing(fs, other))
+        return 0;
+    err = erase_step(fs, other);
+    return err && !anchor_failing(fs, other) ? err : 1;
 }
 
 static int ck_read(cairn *fs, uint32_t anchor, uint32_t slot, int load, uint32_t *seq_out,
@@ -336,14 +376,17 @@ static uint32_t ck_flags(const cairn *fs, uint32_t anchor, int clean)
 }
 
 /* The checkpoint is in (anchor, slot): it is the newest now. The other
- * anchor is erased now unless it is known erased (in this session, or by a
- * checkpoint's claim): after a switch, and again in a later session when a
- * cut came between that erase and the checkpoint that would record it, so
- * that a failing anchor is found early (torture b4 seed 9: found only at
- * the switch, the spare half then went to torn recoveries: mount IO). */
+ * anchor starts being erased unless it is known erased (in this session, or
+ * by a checkpoint's claim) or already being erased: after a switch, and
+ * again in a later session when a cut came before the checkpoint that would
+ * record its erase, so that a failing anchor is found early (torture b4 seed
+ * 9: found only at the switch, the spare half then went to torn recoveries:
+ * mount IO). Each checkpoint takes the erase one block further, in a call
+ * that has erased nothing yet. */
 static int ck_landed(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t seq)
 {
     uint32_t other = anchor ^ 1u, known = fs->ckpt_blank_from[other];
+    int err;
     if (slot >= fs->ckpt_blank_from[anchor])
         fs->ckpt_blank_from[anchor] = slot + 1u;
     fs->ckpt_anchor = anchor;
@@ -351,11 +394,15 @@ static int ck_landed(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t seq)
     fs->ckpt_seq = seq;
     fs->ckpt_mark_page = CN_NONE; /* a session mark goes on the newest one only */
     cn_anchor_landed(fs);
-    if (fs->anchor_new != CN_NONE)
+    if (fs->anchor_new != CN_NONE) {
         retire_failing_anchor(fs, anchor);
-    else if (known != 0 && known != CK_CLAIMED_ERASED && !anchor_failing(fs, other))
-        return pre_erase(fs, other);
-    return 0;
+        return 0;
+    }
+    if (known != 0 && known != CK_CLAIMED_ERASED && known != CK_ERASING &&
+        !anchor_failing(fs, other))
+        start_erase(fs, other);
+    err = cn_ckpt_erase_step(fs);
+    return err < 0 ? err : 0;
 }
 
 /* Programming (anchor, slot) failed with err: the slot is used up. Is there

@@ -246,7 +246,8 @@ struct cairn {
     uint32_t ckpt_mark_page;
     uint32_t ckpt_pages;    /* pages per checkpoint slot */
     uint32_t ckpt_blank_from[2]; /* per anchor: slots from here on are known
-                                    erased (erased this session), CN_NONE: unknown */
+                                    erased (erased this session), CN_NONE: unknown
+                                    (ckpt.c: or claimed, or being erased) */
     uint32_t root;          /* tree root ref (page or CN_DIRTY_REF|slot) */
     uint32_t height;        /* levels; 1 = the root is a leaf */
     uint32_t next_id;
@@ -418,6 +419,7 @@ int cn_ckpt_load(cairn *fs);
 int cn_ckpt_format(cairn *fs);
 int cn_begin_write(cairn *fs); /* the session's first change: mark it unclean */
 int cn_ckpt_adopt_anchors(cairn *fs);
+int cn_ckpt_erase_step(cairn *fs);
 
 /* invariant.c: the state check (CAIRN_STATE_CHECKS builds; else nothing) */
 void cn_state_check(const cairn *fs);
@@ -446,7 +448,7 @@ int cn_gc_cheap_victim(cairn *fs);
 
 /* space.c: the settle point at the entry of an operation */
 int cn_settle(cairn *fs, uint32_t pages);
-void cn_light_call_ends(cairn *fs);
+void cn_write_call_ends(cairn *fs);
 int cn_evict_for_anchor(cairn *fs);
 int cn_space_for_user(cairn *fs);
 int cn_reserve(cairn *fs, struct cn_file *f, uint32_t pages);

@@ -96,8 +96,9 @@ static int erase_ahead(cairn *fs, uint32_t page, uint32_t npages)
         return 0;
     g = &fs->segs[seg];
     last = (page % fs->seg_pages + (npages ? npages : 1) - 1) / ppb;
-    /* I3: anchors are erased whole (cn_dev_erase_seg), so an erase here never
-     * reaches the slots of the newest checkpoint */
+    /* I3: an anchor is erased whole before its first slot is programmed
+     * (ckpt.c: at once or a block a call), so an erase here never reaches
+     * the slots of the newest checkpoint */
     CN_ASSERT(g->erased_to > last || g->state != CN_SEG_ANCHOR);
     while (g->erased_to <= last) {
         int err = erase_block(fs, seg, g->erased_to);

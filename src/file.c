@@ -500,7 +500,7 @@ int32_t cairn_write(cairn *fs, int fd, const void *buf, int32_t len)
         if (err)
             return done ? done : err;
     }
-    cn_light_call_ends(fs);
+    cn_write_call_ends(fs);
     return done;
 }
 

@@ -369,8 +369,12 @@ int32_t cairn_gc(cairn *fs, uint32_t budget)
         err = 0; /* nothing worth collecting */
     if (err || moved)
         return err ? err : (int32_t)moved;
-    /* nothing to collect: erase a free segment ahead of need, so that the
-     * writes of the next burst find erased space (one segment a call keeps
-     * the call's length bounded) */
-    return budget ? cn_seg_pre_erase(fs) : 0;
+    /* nothing to collect: a block of the anchor left behind by a switch
+     * (ckpt.c), else a free segment, erased ahead of need, so that the writes
+     * of the next burst find erased space (one segment a call keeps the
+     * call's length bounded) */
+    if (budget == 0)
+        return 0;
+    err = cn_ckpt_erase_step(fs);
+    return err ? err : cn_seg_pre_erase(fs);
 }

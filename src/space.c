@@ -6,7 +6,7 @@
  * and answers NOSPC (docs/DESIGN.md "Layers"). */
 #include "cn.h"
 
-/* A call that programs no more than this is light (cn_light_call_ends). */
+/* A call that programs no more than this is light (cn_write_call_ends). */
 #define CN_LIGHT_PAGES 8u
 
 /* Pages not holding live data, in every segment the file system may use. */
@@ -127,20 +127,23 @@ int cn_settle(cairn *fs, uint32_t pages)
     return err == CAIRN_ERR_NOSPC ? 0 : err;
 }
 
-/* The end of a write call. One that erased nothing and programmed at most
- * CN_LIGHT_PAGES erases a segment a writer will open soon (seg.c
- * cn_seg_erase_soon), so that the call which opens it, and may program much
- * besides (a commit's node flush), need not erase too. Not in a session's
- * first call, which wrote the session's mark (the first write after a mount
- * stays close to a normal one). A failed erase is not the call's failure:
- * its data is written; a failing segment is retired (seg.c), and anything
- * else meets the next writer again. */
-void cn_light_call_ends(cairn *fs)
+/* The end of a write call that erased nothing: it takes one erase block
+ * of the anchor a checkpoint switch left behind a step further (ckpt.c
+ * cn_ckpt_erase_step), else, if it programmed at most CN_LIGHT_PAGES, erases
+ * a segment a writer will open soon (seg.c cn_seg_erase_soon), so that the
+ * call which opens it, and may program much besides (a commit's node flush),
+ * need not erase too. Not in a session's first call, which wrote the
+ * session's mark (the first write after a mount stays close to a normal
+ * one). A failed erase is not the call's failure: its data is written; a
+ * failing segment or anchor is retired (seg.c, anchor.c), and anything else
+ * meets the next writer again. */
+void cn_write_call_ends(cairn *fs)
 {
     if (fs->read_only || fs->broken || fs->in_gc || fs->recovering || fs->call_first ||
-        fs->call_erases > 0 || fs->call_pages > CN_LIGHT_PAGES)
+        fs->call_erases > 0)
         return;
-    (void)cn_seg_erase_soon(fs);
+    if (cn_ckpt_erase_step(fs) == 0 && fs->call_pages <= CN_LIGHT_PAGES)
+        (void)cn_seg_erase_soon(fs);
 }
 
 /* Promise `pages` more pages to file f (cairn_fallocate). */
