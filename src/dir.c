@@ -218,7 +218,7 @@ int cn_new_object_room(cairn *fs, uint32_t sub)
 {
     if (sub == CN_NONE || fs->next_id > CN_ID_MAX)
         return CAIRN_ERR_NOSPC;
-    return cn_space_for_user(fs);
+    return cn_space_for_user(fs, 1);
 }
 
 /* Create a file or directory named by path; the caller checked it is absent. */
@@ -564,7 +564,7 @@ int cairn_setattr(cairn *fs, const char *path, uint8_t type, const void *buf, ui
         return CAIRN_ERR_INVAL;
     err = attr_target(fs, path, 1, &id);
     if (!err)
-        err = cn_space_for_user(fs);
+        err = cn_space_for_user(fs, 1);
     if (err)
         return err;
     cn_put32(p, id);

@@ -435,7 +435,7 @@ static int collect_for_data(cairn *fs)
 {
     if (fs->in_gc || fs->recovering || cn_free_segs(fs) > CN_RESERVE_SEGS + cn_reserved_segs(fs))
         return CAIRN_ERR_NOSPC; /* not the allocator's reserve: nothing to collect for */
-    return cn_space_for_user(fs);
+    return cn_space_for_user(fs, 1);
 }
 
 int32_t cairn_write(cairn *fs, int fd, const void *buf, int32_t len)

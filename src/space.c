@@ -24,9 +24,9 @@ static uint64_t reclaimable_pages(const cairn *fs)
  * reservations hold), collecting garbage when there are not enough. The
  * volume is full when what could be reclaimed is no more than the reserve;
  * below that every collected victim gains pages, so the loop ends. */
-int cn_space_for_user(cairn *fs)
+int cn_space_for_user(cairn *fs, int last)
 {
-    uint32_t rounds = 0, committed = 0;
+    uint32_t rounds = 0, committed = !last;
     while (cn_free_segs(fs) <= CN_RESERVE_SEGS + cn_reserved_segs(fs)) {
         int err;
         if (reclaimable_pages(fs) <=
@@ -122,7 +122,7 @@ int cn_settle(cairn *fs, uint32_t pages)
         }
         if (!err && cn_free_segs(fs) <= CN_RESERVE_SEGS + cn_reserved_segs(fs) &&
             !steps_keep_up(fs, pages))
-            err = cn_space_for_user(fs);
+            err = cn_space_for_user(fs, 0);
     }
     return err == CAIRN_ERR_NOSPC ? 0 : err;
 }
@@ -156,7 +156,7 @@ int cn_reserve(cairn *fs, struct cn_file *f, uint32_t pages)
     if (need > (uint64_t)fs->seg_pages * fs->seg_count)
         return CAIRN_ERR_NOSPC;
     fs->reserved += pages;
-    err = cn_space_for_user(fs);
+    err = cn_space_for_user(fs, 1);
     if (err) {
         fs->reserved -= pages;
         return err;
