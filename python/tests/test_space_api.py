@@ -192,7 +192,7 @@ def test_fill_write_worst_call_within_one_erase_and_16_pages(blocks):
     16 pages. Before the hard path waited for the bounded steps (space.c
     steps_keep_up), one call on 2 MiB erased and programmed 91 pages (moves of
     a whole victim); before light calls erased ahead (space.c
-    cn_light_call_ends), one on 1 MiB erased and programmed 24 (a commit's node
+    cn_write_call_ends), one on 1 MiB erased and programmed 24 (a commit's node
     flush opened the metadata head's next segment). Counts of device
     operations: deterministic."""
     import pathlib

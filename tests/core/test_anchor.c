@@ -289,6 +289,99 @@ static void failing_anchor(const struct geo_case *g, int block0_bad, unsigned wh
     t_fs_free(&t);
 }
 
+/* Erase blocks of both anchors erased so far (the device's own counts). */
+static uint32_t seg_blocks(struct tfs *t)
+{
+    return t->fs->seg_pages / csim_geometry(t->sim)->pages_per_block;
+}
+
+static uint64_t anchor_erases(struct tfs *t)
+{
+    uint32_t bpl = seg_blocks(t), a, i;
+    uint64_t n = 0;
+    for (a = 0; a < 2; a++)
+        for (i = 0; i < bpl; i++)
+            n += csim_erase_count(t->sim, t->fs->anchor[a] * bpl + i);
+    return n;
+}
+
+/* The anchor a switch leaves behind is erased a block a call (ckpt.c
+ * cn_ckpt_erase_step), not whole in the call that switched: on 4 MiB of
+ * 4 KiB-sector NOR (zero config: 32 KiB segments of 8 blocks) a call erased
+ * 8 anchor blocks at each switch before. Two workloads: 256 B overwrites
+ * with a sync every 8 (write calls end with a step), and directory changes
+ * only (each one commits; the steps come from the checkpoints). Checked:
+ * the run switched anchors at least 4 times, no call erased more than one
+ * anchor block, the anchors were erased no more than once a switch, and
+ * the data is intact after a remount. */
+static void anchor_erase_spread(int dirs_only, uint64_t seed)
+{
+    struct tfs t;
+    const char *label = dirs_only ? "anchor erase spread, directory changes"
+                                  : "anchor erase spread, synced overwrites";
+    uint8_t buf[256], *image = (uint8_t *)calloc(1, 65536);
+    uint64_t rng = seed, first, most = 0, most_all = 0, calls_over_one = 0;
+    uint32_t switches = 0, calls, bpl;
+    int32_t fd = -1;
+    t_fs_init(&t, t_sim_model("nor-w25q128", 1024, 0, seed), 1);
+    t_fs_format_mount(&t);
+    bpl = seg_blocks(&t);
+    CHECK(image != NULL && bpl == 8, "%s: 8 blocks an anchor (%u)", label, bpl);
+    if (!dirs_only) {
+        CHECK_EQ(t_write_file(t.fs, "/f", image, 65536), 0, "%s: write /f", label);
+        fd = cairn_open(t.fs, "/f", CAIRN_O_RDWR);
+        CHECK(fd >= 0, "%s: open /f: %d", label, fd);
+    }
+    first = anchor_erases(&t);
+    for (calls = 0; calls < 60000 && switches < 4 && (dirs_only || fd >= 0); calls++) {
+        struct csim_counters c0, c1;
+        uint64_t a0 = anchor_erases(&t), a1;
+        uint32_t anchor = t.fs->ckpt_anchor;
+        int rc;
+        csim_counters(t.sim, &c0);
+        if (dirs_only) {
+            rc = calls % 2 ? cairn_remove(t.fs, "/d") : cairn_mkdir(t.fs, "/d");
+        } else if (calls % 9 == 8) {
+            rc = cairn_file_sync(t.fs, fd);
+        } else {
+            int32_t off = (int32_t)t_randn(&rng, 256) * 256;
+            t_pattern(buf, sizeof buf, t_rand(&rng));
+            memcpy(image + off, buf, sizeof buf);
+            rc = cairn_seek(t.fs, fd, off, CAIRN_SEEK_SET) == off &&
+                         cairn_write(t.fs, fd, buf, 256) == 256
+                     ? 0
+                     : -1;
+        }
+        csim_counters(t.sim, &c1);
+        a1 = anchor_erases(&t);
+        CHECK_EQ(rc, 0, "%s: call %u", label, calls);
+        if (rc != 0)
+            break;
+        switches += t.fs->ckpt_anchor != anchor;
+        most = a1 - a0 > most ? a1 - a0 : most;
+        most_all = c1.erases - c0.erases > most_all ? c1.erases - c0.erases : most_all;
+        calls_over_one += c1.erases - c0.erases > 1;
+    }
+    CHECK(switches >= 4, "%s: %u anchor switches in %u calls (at least 4)", label, switches,
+          calls);
+    CHECK(most <= 1, "%s: most anchor blocks erased in one call %llu <= 1", label,
+          (unsigned long long)most);
+    CHECK(anchor_erases(&t) - first <= (uint64_t)(switches + 1u) * bpl,
+          "%s: anchor blocks erased %llu <= (switches + 1) x %u", label,
+          (unsigned long long)(anchor_erases(&t) - first), bpl);
+    printf("  %s: %u calls, %u switches, %llu anchor blocks erased, at most %llu in one call; "
+           "at most %llu erase blocks in one call, %llu calls erased more than one\n",
+           label, calls, switches, (unsigned long long)(anchor_erases(&t) - first),
+           (unsigned long long)most, (unsigned long long)most_all,
+           (unsigned long long)calls_over_one);
+    if (fd >= 0)
+        CHECK_EQ(cairn_close(t.fs, fd), 0, "%s: close", label);
+    if (!dirs_only && t_fs_remount(&t, label) == 0)
+        t_check_file(t.fs, "/f", image, 65536, label);
+    free(image);
+    t_fs_free(&t);
+}
+
 /* Format on a device whose first blocks fail their first erase: format
  * takes the next good segments as anchors, and the volume works. */
 static void format_failing_anchor(const struct geo_case *g, uint32_t failing, uint64_t seed)
@@ -450,6 +543,8 @@ int main(int argc, char **argv)
         rolled_back_image(&geos[i], seed + i);
     }
     second_copy_written(seed);
+    anchor_erase_spread(0, seed);
+    anchor_erase_spread(1, seed);
     for (i = 0; i < NGEOS; i++) {
         failing_anchor(&geos[i], 0, 0, 0, seed + i);
         failing_anchor(&geos[i], 0, 1, 0, seed + i);

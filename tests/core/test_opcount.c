@@ -358,9 +358,9 @@ static void test_synced_appends_nand(void)
  * write call erases at most the one erase block it writes into, not the 8 of
  * the segment it opens (issue 11, "no erase storms"). Every block erased is
  * one the run writes into: erases <= erase blocks programmed + one a writer.
- * Not covered, and not reached by this run: a commit that switches anchors
- * erases the anchor left behind whole (DESIGN.md "Erase tracking"), and the
- * hard path of GC fills whole victims' worth of blocks. */
+ * Not reached by this run: a commit that switches anchors (test_anchor
+ * "anchor erase spread": a block a call) and the hard path of GC, which
+ * fills whole victims' worth of blocks. */
 static void test_erase_per_call(void)
 {
     struct tfs t;
