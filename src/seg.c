@@ -228,50 +228,23 @@ static uint32_t writer_at(const cairn *fs, uint32_t i, uint32_t *page)
     return fs->head[i].seg;
 }
 
-/* Segments of several blocks: erase the next block of the first writer
- * that has fewer than CN_AHEAD_BLOCKS erased blocks ahead of the block it
- * writes in. 1 when one was erased, 0 when none is due. A commit's node
- * flush may cross two block boundaries of the metadata head: with the
- * blocks erased ahead, the call that flushes need not erase them (test_anchor
- * synced 256 B overwrites on 4 KiB-sector NOR, 20,348 calls: calls erasing
- * more than one block 803 -> 289 with 1 block ahead, 134 with 2; 3 gained
- * nothing more and erased past what the run programs, test_opcount). A
- * mount trusts no block past a writer's position (cn_seg_mark_erased), so a
- * session's unused blocks ahead are erased again: at most 2 a writer. */
-#define CN_AHEAD_BLOCKS 2u
-
-static int erase_ahead_of_writer(cairn *fs)
-{
-    uint32_t i, s, page, ppb = fs->dev->geo.pages_per_block, bpl = fs->seg_pages / ppb;
-    for (i = 0; i <= CN_HEADS; i++) {
-        struct cn_seg *g;
-        s = writer_at(fs, i, &page);
-        if (s == CN_NONE || s >= fs->seg_count || page >= fs->seg_pages)
-            continue;
-        g = &fs->segs[s];
-        if (g->erased_to < bpl && g->erased_to <= page / ppb + CN_AHEAD_BLOCKS) {
-            int err = cn_dev_erase_next(fs, s);
-            return err ? err : 1;
-        }
-    }
-    return 0;
-}
-
-/* At the end of a light write call. Where a segment is one erase block:
- * erase a free segment for each writer within a quarter segment of its end,
- * if not that many are erased. 1 when one was erased, 0 when none is due.
- * The erase happens anyway; done here, at the end of a light call, it is not
- * added to the call that opens the segment (before: one erase and 24 pages
- * in one 256 B write, a commit's node flush that opened the metadata head's
- * next segment, fill-write 1 MiB nor-m25p16). Segments of several blocks
- * are not erased whole ahead (more than a block in one call); the blocks
- * ahead of the writers inside their segments are (erase_ahead_of_writer). */
+/* Where a segment is one erase block: erase a free segment for each writer
+ * within a quarter segment of its end, if not that many are erased. 1 when
+ * one was erased, 0 when none is due. The erase happens anyway; done here,
+ * at the end of a light call, it is not added to the call that opens the
+ * segment (before: one erase and 24 pages in one 256 B write, a commit's
+ * node flush that opened the metadata head's next segment, fill-write 1 MiB
+ * nor-m25p16). Segments of several blocks are left alone: erasing a free
+ * one whole would be more than a block in one call, a small write there
+ * already erases at most one block, and erasing ahead of a writer inside
+ * its segment moved the hard path's worst call from 8 to 9 segments' worth
+ * of erased blocks (test_space bounded nor, scale 20). */
 int cn_seg_erase_soon(cairn *fs)
 {
     uint32_t i, s, page, near = 0, erased = 0;
     uint32_t soon = fs->seg_pages / 4u > 16u ? fs->seg_pages / 4u : 16u;
     if (fs->seg_pages != fs->dev->geo.pages_per_block)
-        return erase_ahead_of_writer(fs);
+        return 0;
     for (i = 0; i <= CN_HEADS; i++) {
         s = writer_at(fs, i, &page);
         near += s != CN_NONE && s < fs->seg_count && page + soon >= fs->seg_pages;
