@@ -308,6 +308,24 @@ static int erase_step_if(cairn *fs, int landed)
 
 int cn_ckpt_erase_step(cairn *fs) { return erase_step_if(fs, 0); }
 
+/* A clean checkpoint ends the session (unmount): the erase of the anchor
+ * left behind is finished first, so that the checkpoint records it
+ * (CK_OTHER_ERASED). Begun again by the next session, which trusts no erase
+ * it was not told of, it would erase the same first blocks in every short
+ * session (a boot loop: mount, a write, unmount); before the erase went a
+ * block a call, a switch's whole erase was recorded by the next checkpoint.
+ * The unmount is not a write call: its length is not bounded to a block. */
+static int finish_erase(cairn *fs)
+{
+    uint32_t other = fs->ckpt_anchor ^ 1u;
+    int err = 0;
+    if (fs->ckpt_slot == CN_NONE)
+        return 0;
+    while (!err && fs->ckpt_blank_from[other] == CK_ERASING && !anchor_failing(fs, other))
+        err = erase_step(fs, other);
+    return anchor_failing(fs, other) ? 0 : err;
+}
+
 static int ck_read(cairn *fs, uint32_t anchor, uint32_t slot, int load, uint32_t *seq_out,
                    uint32_t *flags_out);
 
@@ -398,8 +416,9 @@ static uint32_t ck_flags(const cairn *fs, uint32_t anchor, int clean)
  * record its erase, so that a failing anchor is found early (torture b4 seed
  * 9: found only at the switch, the spare half then went to torn recoveries:
  * mount IO). Each checkpoint takes the erase one block further, in a call
- * that has erased nothing yet. */
-static int ck_landed(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t seq)
+ * that has erased nothing yet; a clean one, which ends the session, neither
+ * starts nor takes it further (finish_erase). */
+static int ck_landed(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t seq, int clean)
 {
     uint32_t other = anchor ^ 1u, known = fs->ckpt_blank_from[other];
     int err;
@@ -414,6 +433,8 @@ static int ck_landed(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t seq)
         retire_failing_anchor(fs, anchor);
         return 0;
     }
+    if (clean)
+        return 0; /* the session ends: the next one erases it (finish_erase) */
     if (known != 0 && known != CK_CLAIMED_ERASED && known != CK_ERASING &&
         !anchor_failing(fs, other))
         start_erase(fs, other);
@@ -447,7 +468,9 @@ static int ck_missed(cairn *fs, uint32_t anchor, uint32_t slot, int err)
 int cn_ckpt_write(cairn *fs, int clean)
 {
     uint32_t seq = fs->ckpt_seq + 1, tries, anchor = 0, slot = 0;
-    int err = CAIRN_ERR_IO;
+    int err = clean ? finish_erase(fs) : 0;
+    if (err)
+        return err;
     for (tries = 0; tries < 4; tries++) {
         /* (again after a failure: the retry already flags the replacement) */
         err = cn_anchor_tend(fs);
@@ -460,7 +483,7 @@ int cn_ckpt_write(cairn *fs, int clean)
         }
         err = program_slot(fs, anchor, slot, ck_flags(fs, anchor, clean), seq);
         if (!err)
-            return ck_landed(fs, anchor, slot, seq);
+            return ck_landed(fs, anchor, slot, seq, clean);
         if (!ck_missed(fs, anchor, slot, err))
             return err;
     }

@@ -295,6 +295,22 @@ static uint32_t seg_blocks(struct tfs *t)
     return t->fs->seg_pages / csim_geometry(t->sim)->pages_per_block;
 }
 
+/* take: snapshot the erase counts of the anchors' blocks (up to 16 each);
+ * else the most erases of any one of them since the snapshot. */
+static uint32_t anchor_block_most(struct tfs *t, uint32_t *snap, int take)
+{
+    uint32_t bpl = seg_blocks(t), a, i, most = 0;
+    for (a = 0; a < 2; a++)
+        for (i = 0; i < bpl && i < 16; i++) {
+            uint32_t n = csim_erase_count(t->sim, t->fs->anchor[a] * bpl + i);
+            if (take)
+                snap[a * 16 + i] = n;
+            else if (n - snap[a * 16 + i] > most)
+                most = n - snap[a * 16 + i];
+        }
+    return most;
+}
+
 static uint64_t anchor_erases(struct tfs *t)
 {
     uint32_t bpl = seg_blocks(t), a, i;
@@ -308,56 +324,75 @@ static uint64_t anchor_erases(struct tfs *t)
 /* The anchor a switch leaves behind is erased a block a call (ckpt.c
  * cn_ckpt_erase_step), not whole in the call that switched: on 4 MiB of
  * 4 KiB-sector NOR (zero config: 32 KiB segments of 8 blocks) a call erased
- * 8 anchor blocks at each switch before. Two workloads: 256 B overwrites
- * with a sync every 8 (write calls end with a step), and directory changes
- * only (each one commits; the steps come from the checkpoints). Checked:
- * the run switched anchors at least 4 times, no call erased more than one
- * anchor block, the anchors were erased no more than once a switch, and
- * the data is intact after a remount. */
-static void anchor_erase_spread(int dirs_only, uint64_t seed)
+ * 8 anchor blocks at each switch before. Three workloads: 256 B overwrites
+ * with a sync every 8 (write calls end with a step), directory changes only
+ * (each one commits; the steps come from the checkpoints), and short
+ * sessions (remount, one synced 256 B overwrite: a boot loop; the unmount
+ * finishes the erase so that its checkpoint records it, else every session
+ * began the erase again: 1-2 blocks a session on the same blocks). Checked:
+ * the run switched anchors at least 4 times, no write or directory call
+ * erased more than one anchor block, the anchors were erased no more than
+ * once a switch, and the data is intact after a remount. */
+enum spread_load { SPREAD_OVERWRITES, SPREAD_DIRS, SPREAD_SESSIONS };
+
+static int spread_call(struct tfs *t, enum spread_load load, uint32_t call, int32_t fd,
+                       uint8_t *image, uint64_t *rng)
 {
+    uint8_t buf[256];
+    int32_t off = (int32_t)t_randn(rng, 256) * 256;
+    if (load == SPREAD_DIRS)
+        return call % 2 ? cairn_remove(t->fs, "/d") : cairn_mkdir(t->fs, "/d");
+    if (load == SPREAD_OVERWRITES && call % 9 == 8)
+        return cairn_file_sync(t->fs, fd);
+    t_pattern(buf, sizeof buf, t_rand(rng));
+    memcpy(image + off, buf, sizeof buf);
+    if (cairn_seek(t->fs, fd, off, CAIRN_SEEK_SET) != off || cairn_write(t->fs, fd, buf, 256) != 256)
+        return -1;
+    return load == SPREAD_SESSIONS ? cairn_file_sync(t->fs, fd) : 0;
+}
+
+static void anchor_erase_spread(enum spread_load load, uint64_t seed)
+{
+    static const char *const names[] = {"synced overwrites", "directory changes",
+                                        "short sessions"};
     struct tfs t;
-    const char *label = dirs_only ? "anchor erase spread, directory changes"
-                                  : "anchor erase spread, synced overwrites";
-    uint8_t buf[256], *image = (uint8_t *)calloc(1, 65536);
+    char label[64];
+    uint8_t *image = (uint8_t *)calloc(1, 65536);
     uint64_t rng = seed, first, most = 0, most_all = 0, calls_over_one = 0;
-    uint32_t switches = 0, calls, bpl;
+    uint32_t switches = 0, calls, bpl, snap[32], block_most;
     int32_t fd = -1;
+    snprintf(label, sizeof label, "anchor erase spread, %s", names[load]);
     t_fs_init(&t, t_sim_model("nor-w25q128", 1024, 0, seed), 1);
     t_fs_format_mount(&t);
     bpl = seg_blocks(&t);
     CHECK(image != NULL && bpl == 8, "%s: 8 blocks an anchor (%u)", label, bpl);
-    if (!dirs_only) {
+    if (load != SPREAD_DIRS) {
         CHECK_EQ(t_write_file(t.fs, "/f", image, 65536), 0, "%s: write /f", label);
         fd = cairn_open(t.fs, "/f", CAIRN_O_RDWR);
         CHECK(fd >= 0, "%s: open /f: %d", label, fd);
     }
     first = anchor_erases(&t);
-    for (calls = 0; calls < 60000 && switches < 4 && (dirs_only || fd >= 0); calls++) {
+    (void)anchor_block_most(&t, snap, 1);
+    for (calls = 0; calls < 60000 && switches < 4 && (load == SPREAD_DIRS || fd >= 0); calls++) {
         struct csim_counters c0, c1;
-        uint64_t a0 = anchor_erases(&t), a1;
-        uint32_t anchor = t.fs->ckpt_anchor;
+        uint64_t a0, a1;
+        uint32_t newest = t.fs->anchor[t.fs->ckpt_anchor];
         int rc;
-        csim_counters(t.sim, &c0);
-        if (dirs_only) {
-            rc = calls % 2 ? cairn_remove(t.fs, "/d") : cairn_mkdir(t.fs, "/d");
-        } else if (calls % 9 == 8) {
-            rc = cairn_file_sync(t.fs, fd);
-        } else {
-            int32_t off = (int32_t)t_randn(&rng, 256) * 256;
-            t_pattern(buf, sizeof buf, t_rand(&rng));
-            memcpy(image + off, buf, sizeof buf);
-            rc = cairn_seek(t.fs, fd, off, CAIRN_SEEK_SET) == off &&
-                         cairn_write(t.fs, fd, buf, 256) == 256
-                     ? 0
-                     : -1;
+        if (load == SPREAD_SESSIONS) {
+            cairn_close(t.fs, fd);
+            fd = t_fs_remount(&t, label) == 0 ? cairn_open(t.fs, "/f", CAIRN_O_RDWR) : -1;
+            if (fd < 0)
+                break;
         }
+        a0 = anchor_erases(&t);
+        csim_counters(t.sim, &c0);
+        rc = spread_call(&t, load, calls, fd, image, &rng);
         csim_counters(t.sim, &c1);
         a1 = anchor_erases(&t);
         CHECK_EQ(rc, 0, "%s: call %u", label, calls);
         if (rc != 0)
             break;
-        switches += t.fs->ckpt_anchor != anchor;
+        switches += t.fs->anchor[t.fs->ckpt_anchor] != newest;
         most = a1 - a0 > most ? a1 - a0 : most;
         most_all = c1.erases - c0.erases > most_all ? c1.erases - c0.erases : most_all;
         calls_over_one += c1.erases - c0.erases > 1;
@@ -369,14 +404,20 @@ static void anchor_erase_spread(int dirs_only, uint64_t seed)
     CHECK(anchor_erases(&t) - first <= (uint64_t)(switches + 1u) * bpl,
           "%s: anchor blocks erased %llu <= (switches + 1) x %u", label,
           (unsigned long long)(anchor_erases(&t) - first), bpl);
-    printf("  %s: %u calls, %u switches, %llu anchor blocks erased, at most %llu in one call; "
-           "at most %llu erase blocks in one call, %llu calls erased more than one\n",
-           label, calls, switches, (unsigned long long)(anchor_erases(&t) - first),
+    /* each anchor is erased once for every two switches; a block erased
+     * again by every session would stand out */
+    block_most = anchor_block_most(&t, snap, 0);
+    CHECK(block_most <= switches / 2u + 1u, "%s: most erases of one anchor block %u <= %u",
+          label, block_most, switches / 2u + 1u);
+    printf("  %s: %u calls, %u switches, %llu anchor blocks erased (one block at most %u "
+           "times), at most %llu in one call; at most %llu erase blocks in one call, %llu calls "
+           "erased more than one\n",
+           label, calls, switches, (unsigned long long)(anchor_erases(&t) - first), block_most,
            (unsigned long long)most, (unsigned long long)most_all,
            (unsigned long long)calls_over_one);
     if (fd >= 0)
         CHECK_EQ(cairn_close(t.fs, fd), 0, "%s: close", label);
-    if (!dirs_only && t_fs_remount(&t, label) == 0)
+    if (load != SPREAD_DIRS && t_fs_remount(&t, label) == 0)
         t_check_file(t.fs, "/f", image, 65536, label);
     free(image);
     t_fs_free(&t);
@@ -543,8 +584,9 @@ int main(int argc, char **argv)
         rolled_back_image(&geos[i], seed + i);
     }
     second_copy_written(seed);
-    anchor_erase_spread(0, seed);
-    anchor_erase_spread(1, seed);
+    anchor_erase_spread(SPREAD_OVERWRITES, seed);
+    anchor_erase_spread(SPREAD_DIRS, seed);
+    anchor_erase_spread(SPREAD_SESSIONS, seed);
     for (i = 0; i < NGEOS; i++) {
         failing_anchor(&geos[i], 0, 0, 0, seed + i);
         failing_anchor(&geos[i], 0, 1, 0, seed + i);
