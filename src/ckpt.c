@@ -437,6 +437,8 @@ static int ck_landed(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t seq, in
     fs->ckpt_slot = slot;
     fs->ckpt_seq = seq;
     fs->ckpt_mark_page = CN_NONE; /* a session mark goes on the newest one only */
+    if (fs->recovering)
+        fs->recovering = CN_RECOVERY_DURABLE;
     cn_anchor_landed(fs);
     if (fs->anchor_new != CN_NONE) {
         retire_failing_anchor(fs, anchor);

@@ -48,6 +48,9 @@
 #define CN_META_FLOOR 3u
 #define CN_GC_FLOOR 2u
 #define CN_RECOVERY_SEGS 2u
+/* fs->recovering: the last segments are open to a recovery until its first
+ * checkpoint lands (seg.c cn_seg_alloc), closed again after it */
+enum cn_recovery { CN_RECOVERY_OPEN = 1, CN_RECOVERY_DURABLE = 2 };
 
 /* ---- tree keys: (id:32 | kind:4 | sub:28), kinds in format.h ---- */
 static inline uint64_t cn_key(uint32_t id, unsigned kind, uint32_t sub)
@@ -296,7 +299,7 @@ struct cairn {
     uint8_t session_pending; /* clean mount: checkpoint before the first write */
     uint8_t broken;          /* an update failed half-way: refuse further work */
     uint8_t in_gc;           /* GC is running: no nested collection */
-    uint8_t recovering;      /* mount is replaying: the last segments are open to it */
+    uint8_t recovering;      /* mount is replaying (enum cn_recovery; 0: not) */
     uint8_t borrow;          /* a freeing commit may take one recovery segment */
     uint8_t unrecorded;      /* GC moved pages without records (a squeeze,
                               * gc.c): commit before the next record */

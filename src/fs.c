@@ -494,7 +494,7 @@ static int recover(cairn *fs)
 {
     uint32_t s, h, end_seg, end_off, n;
     int err;
-    fs->recovering = 1;
+    fs->recovering = CN_RECOVERY_OPEN;
     cn_anchor_resume(fs); /* on the checkpoint's state: what is durable */
     err = cn_log_scan(fs, pin_record, NULL, &end_seg, &end_off, &n);
     if (err)
@@ -524,6 +524,11 @@ static int recover(cairn *fs)
         err = cn_evict_for_anchor(fs);
     if (!err)
         err = cn_commit(fs);
+    /* Out of segments after a checkpoint of its own landed: the volume is
+     * recovered up to it, and what the recovery did after it (GC's moves)
+     * is in the journal, for the session to commit, as after any write. */
+    if (err == CAIRN_ERR_NOSPC && fs->recovering == CN_RECOVERY_DURABLE)
+        err = 0;
     fs->recovering = 0;
     return err;
 }

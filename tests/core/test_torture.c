@@ -1808,6 +1808,8 @@ static const struct regress_run {
     {"nor-w25q128-b4", 103, 1000, "dead = what a checkpoint frees (mount NOSPC); "
                                   "healthy anchor full: the checkpoint goes into R"},
     {"nand-dhara", 10, 25, "no claimed-erased anchors on NAND (NOP)"},
+    {"nor-w25q128-b4", 138, 499, "a recovery keeps the floors once its own checkpoint "
+                                 "landed (mount NOSPC for good)"},
 };
 
 static int run_regress(void)
