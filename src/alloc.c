@@ -179,6 +179,16 @@ void cn_heads_forget_file(cairn *fs, struct cn_file *f)
     f->reserved = 0;
 }
 
+/* Does the metadata head's open segment take the tree's next flush with
+ * what a record may add (dirty nodes + 2 x height + 4), without opening a
+ * segment? */
+int cn_meta_head_room(const cairn *fs)
+{
+    const struct cn_head *m = &fs->head[CN_H_META];
+    return !need_segment(fs, CN_H_META, 1, 0) &&
+           fs->seg_pages - m->page >= (fs->dirty_nodes + 2u * fs->height + 4u) * fs->node_pages;
+}
+
 /* Pages any writer can still place without a new segment: the least room
  * left among the data heads (and the metadata head, which takes short-lived
  * data when files have heads of their own). 0 when a head has no segment or
@@ -188,10 +198,8 @@ void cn_heads_forget_file(cairn *fs, struct cn_file *f)
  * fits here (space.c). */
 uint32_t cn_data_room(const cairn *fs)
 {
-    const struct cn_head *m = &fs->head[CN_H_META];
     uint32_t i, room = fs->seg_pages;
-    if (need_segment(fs, CN_H_META, 1, 0) ||
-        fs->seg_pages - m->page < (fs->dirty_nodes + 2u * fs->height + 4u) * fs->node_pages)
+    if (!cn_meta_head_room(fs))
         return 0;
     for (i = 0; i <= fs->data_heads; i++) {
         unsigned h = i < fs->data_heads ? (unsigned)(CN_H_DATA + i) : (unsigned)CN_H_META;

@@ -399,6 +399,7 @@ int cn_gc_fits(cairn *fs, uint32_t live, int at_once);
 int cn_gc_squeeze_fits(cairn *fs, uint32_t live);
 uint64_t cn_free_promise(const cairn *fs);
 uint32_t cn_reserved_segs(const cairn *fs);
+int cn_meta_head_room(const cairn *fs);
 uint32_t cn_data_room(const cairn *fs);
 void cn_data_head_claim(cairn *fs, uint32_t id);
 int cn_record_freeing(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);

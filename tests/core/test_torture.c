@@ -1810,6 +1810,8 @@ static const struct regress_run {
     {"nand-dhara", 10, 25, "no claimed-erased anchors on NAND (NOP)"},
     {"nor-w25q128-b4", 138, 499, "a recovery keeps the floors once its own checkpoint "
                                  "landed (mount NOSPC for good)"},
+    {"nor-w25q128-b4", 320, 1000, "a recovery's GC commits after a victim, not before: "
+                                  "mount at 1 free, removes refused for good"},
 };
 
 static int run_regress(void)
