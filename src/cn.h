@@ -455,6 +455,7 @@ int cn_settle(cairn *fs, uint32_t pages);
 void cn_write_call_ends(cairn *fs);
 int cn_evict_for_anchor(cairn *fs);
 int cn_space_for_user(cairn *fs, int last);
+int cn_space_for_records(cairn *fs);
 int cn_reserve(cairn *fs, struct cn_file *f, uint32_t pages);
 int cn_finish_orphans(cairn *fs, uint32_t budget);
 

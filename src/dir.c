@@ -213,24 +213,13 @@ int cn_want_dir(const struct cn_where *w)
 }
 
 /* Room for a new object: an entry (any name has one now: a bucket slot or
- * the overflow area; CN_NONE is refused), an id, space. Free segments down at
- * the user reserve refuse new data segments, not new objects: an object's
- * records go in the journal and its nodes in the metadata head, which keeps
- * a floor of its own (alloc.c floor_of). So a create goes on while the
- * metadata head's open segment takes its nodes, and its data goes where the
- * data heads still have room. Before, a create was refused once free
- * segments were down at the reserve: 4 KiB files on 1 MiB of nor-m25p16
- * stopped with most of a data segment unused (0.44 of raw, a big file 0.50). */
+ * the overflow area; CN_NONE is refused), an id, space for its records
+ * (space.c cn_space_for_records). */
 int cn_new_object_room(cairn *fs, uint32_t sub)
 {
-    int err;
     if (sub == CN_NONE || fs->next_id > CN_ID_MAX)
         return CAIRN_ERR_NOSPC;
-    err = cn_space_for_user(fs, 1);
-    if (err == CAIRN_ERR_NOSPC && cn_meta_head_room(fs) &&
-        cn_free_segs(fs) >= CN_RESERVE_SEGS + cn_reserved_segs(fs))
-        return 0; /* not below the reserve: a remove must still find room */
-    return err;
+    return cn_space_for_records(fs);
 }
 
 /* Create a file or directory named by path; the caller checked it is absent. */
@@ -576,7 +565,7 @@ int cairn_setattr(cairn *fs, const char *path, uint8_t type, const void *buf, ui
         return CAIRN_ERR_INVAL;
     err = attr_target(fs, path, 1, &id);
     if (!err)
-        err = cn_space_for_user(fs, 1);
+        err = cn_space_for_records(fs);
     if (err)
         return err;
     cn_put32(p, id);

@@ -1059,6 +1059,14 @@ static void small_files_run(const struct geo *g)
     CHECK((int64_t)n * SMALL * 100 >= big * 95,
           "[%s] 4 KiB files hold %lld B, one big file %lld B (at least 95%%)", label,
           (long long)n * SMALL, (long long)big);
+    { /* an attribute at the refusal: set and read back, or NOSPC with none set */
+        uint8_t tag[8] = {1, 2, 3, 4, 5, 6, 7, 8}, back[8];
+        int rc = cairn_setattr(t.fs, "/s0/f1", 7, tag, sizeof tag), got;
+        got = cairn_getattr(t.fs, "/s0/f1", 7, back, sizeof back);
+        CHECK(rc == 0 ? got == (int)sizeof tag && memcmp(back, tag, sizeof tag) == 0
+                      : rc == CAIRN_ERR_NOSPC && got == CAIRN_ERR_NOATTR,
+              "[%s] setattr on a full volume: %d %s, getattr %d", label, rc, t_errname(rc), got);
+    }
     for (k = 0; k < n; k += 2) {
         char path[32];
         int rc;
