@@ -28,7 +28,7 @@ static int need_segment(const cairn *fs, unsigned h, uint32_t want, int exact)
 {
     const struct cn_head *hd = &fs->head[h];
     return hd->seg == CN_NONE || hd->page >= fs->seg_pages ||
-           (fs->segs[hd->seg].flags & (CN_SF_FAILING | CN_SF_EVICT)) ||
+           (fs->segs[hd->seg].flags & CN_SF_URGENT) ||
            (exact && fs->seg_pages - hd->page < want);
 }
 

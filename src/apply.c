@@ -209,7 +209,7 @@ static int map_run(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint32
     if (err)
         return err;
     cn_live_add(fs, phys, (int32_t)count);
-    cn_files_forget_extents(fs, id);
+    fs->ext_gen++; /* open files' extent cursors are stale */
     return 0;
 }
 
@@ -254,7 +254,7 @@ CN_NOINLINE static int apply_punch(cairn *fs, uint32_t id, uint32_t fpage, uint3
     if (id < 2 || count == 0 || fpage > CN_SUB_MASK - count)
         return CAIRN_ERR_CORRUPT;
     err = cut_range(fs, id, fpage, fpage + count);
-    cn_files_forget_extents(fs, id);
+    fs->ext_gen++; /* open files' extent cursors are stale */
     return err;
 }
 
@@ -275,7 +275,7 @@ CN_NOINLINE static int apply_size(cairn *fs, uint32_t id, int32_t size)
     err = inode_set_size(fs, id, size);
     if (err || size >= old)
         return err;
-    cn_files_forget_extents(fs, id);
+    fs->ext_gen++; /* open files' extent cursors are stale */
     {
         struct cn_ext e;
         err = cn_extent_find(fs, id, CN_SUB_MASK, 1, &e);
@@ -324,7 +324,7 @@ CN_NOINLINE static int apply_trim(cairn *fs, uint32_t id)
             return err;
         done++;
     }
-    cn_files_forget_extents(fs, id);
+    fs->ext_gen++; /* open files' extent cursors are stale */
     if (done < CN_TRIM_BATCH) {
         err = cn_tree_del(fs, cn_key(0, CN_K_ORPHAN, id));
         if (err && err != CAIRN_ERR_NOENT)
@@ -412,7 +412,7 @@ CN_NOINLINE static int apply_remove(cairn *fs, uint32_t parent, uint32_t sub, ui
         err = cn_tree_del(fs, cn_key(id, CN_K_INODE, 0));
     if (!err)
         err = add_orphan(fs, id);
-    cn_files_forget_extents(fs, id);
+    fs->ext_gen++; /* open files' extent cursors are stale */
     return err == CAIRN_ERR_NOENT ? CAIRN_ERR_CORRUPT : err;
 }
 
@@ -438,7 +438,7 @@ CN_NOINLINE static int apply_rename(cairn *fs, const uint8_t *p, uint32_t len)
             err = cn_tree_del(fs, cn_key(replaced, CN_K_INODE, 0));
         if (!err)
             err = add_orphan(fs, replaced);
-        cn_files_forget_extents(fs, replaced);
+        fs->ext_gen++;
     }
     if (!err)
         err = put_dirent(fs, np, nsub, id, type, p + CN_RL_RENAME, nlen);

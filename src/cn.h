@@ -170,6 +170,10 @@ struct cn_gc {
     uint64_t cursor; /* next tree key whose extent may lie in the victim */
     uint8_t stuck;   /* a page of the victim could not be read */
     uint8_t squeeze; /* emptied with one segment below GC's floor (gc.c) */
+    /* Victims begun so far. GC moves pages of open files without telling
+     * them (it sits below file.c): a NOR tail page set before the count
+     * changed may have moved, and is not appended to in place. */
+    uint32_t begun;
 };
 
 /* ---- node cache ---- */
@@ -207,9 +211,12 @@ struct cn_file {
     uint32_t dlo, dhi;  /* dirty byte range inside buf */
     uint32_t tail_phys; /* NOR: page buf_page was programmed into, in place */
     uint32_t tail_prog; /* NOR: bytes of tail_phys programmed */
+    uint32_t tail_gen;  /* NOR: fs->gc.begun when tail_phys was set: a victim
+                         * begun since may have moved it (gc.c) */
     uint8_t *buf;
     /* cursor: the extent that served the last lookup */
     uint32_t ext_start, ext_phys, ext_count;
+    uint32_t ext_gen;   /* fs->ext_gen when the cursor was read (apply.c) */
     uint32_t next_load; /* file page a sequential reader loads next */
     uint8_t closing;    /* the last handle is closing: the tail page is final */
     uint32_t reserved; /* pages set aside by cairn_fallocate, not yet used */
@@ -268,6 +275,10 @@ struct cairn {
     struct cn_handle *handles;
     uint32_t max_open;
     uint32_t lru_clock;
+    /* Bumped whenever a commit changes any file's extents (apply.c), which
+     * does not call up into file.c: an open file's extent cursor holds only
+     * for the generation it was read in. */
+    uint32_t ext_gen;
     /* read-ahead of file data in one node-cache slot (cache.c) */
     uint32_t ra_slot, ra_phys, ra_pages; /* ra_pages 0: none */
     uint32_t dirty_nodes;
@@ -459,7 +470,7 @@ int cn_space_for_records(cairn *fs);
 int cn_reserve(cairn *fs, struct cn_file *f, uint32_t pages);
 int cn_finish_orphans(cairn *fs, uint32_t budget);
 
-/* dir.c */
+/* name.c */
 /* What cn_lookup found: the object, its entry (parent, sub) and the last
  * name of the path (name, len). */
 struct cn_where {
@@ -469,6 +480,7 @@ struct cn_where {
     uint8_t slash; /* the path ends in '/': it must name a directory */
     uint8_t last;  /* the error is the last component's (cn_lookup) */
 };
+int cn_path_ok(const char *path);
 int cn_lookup(cairn *fs, const char *path, struct cn_where *w);
 int cn_want_dir(const struct cn_where *w);
 int cn_inode_get(cairn *fs, uint32_t id, uint8_t *type, uint32_t *parent, int32_t *size);
@@ -510,15 +522,13 @@ int cn_record_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
 /* invariant.c: the entry guard */
 int cn_fs_ready(cairn *fs, int write);
 
-/* more of dir.c, file.c, apply.c */
+/* more of name.c, file.c, apply.c */
 int cn_new_object_room(cairn *fs, uint32_t sub);
 int cn_create(cairn *fs, uint32_t parent, uint32_t sub, const char *name, uint32_t len,
               uint8_t type, uint32_t *id_out);
 int cn_handle_new(cairn *fs);
 int cn_open_size(cairn *fs, uint32_t id, int32_t *size);
 void cn_files_unlinked(cairn *fs, uint32_t id);
-void cn_files_forget_extents(cairn *fs, uint32_t id);
-void cn_files_forget_tails(cairn *fs, uint32_t seg);
 /* An extent of a file: pages [start, +count) at phys. */
 struct cn_ext {
     uint32_t start, phys, count;

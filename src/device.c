@@ -21,15 +21,14 @@ static int note_result(cairn *fs, uint32_t page, int r)
     return map_result(r);
 }
 
-/* A corrected read schedules a scrub: the segment's data moves soon, and a
- * head writing there moves on so that the segment can be collected. */
+/* A corrected read schedules a scrub: the segment's data moves soon. The
+ * flag alone tells a head writing there to move on when it next takes pages
+ * (alloc.c need_segment), so that the segment can be collected. */
 static int note_read(cairn *fs, uint32_t page, int r)
 {
     uint32_t s = page / fs->seg_pages;
-    if (r == CAIRN_DEV_CORRECTED && s >= fs->seg_base && s < fs->seg_count) {
+    if (r == CAIRN_DEV_CORRECTED && s >= fs->seg_base && s < fs->seg_count)
         fs->segs[s].flags |= CN_SF_SCRUB;
-        cn_head_failed(fs, page);
-    }
     return map_result(r);
 }
 

@@ -81,26 +81,6 @@ void cn_files_unlinked(cairn *fs, uint32_t id)
     }
 }
 
-/* The extents of `id` changed (CN_NONE: of any file): drop cached cursors. */
-void cn_files_forget_extents(cairn *fs, uint32_t id)
-{
-    uint32_t i;
-    for (i = 0; i < fs->max_open; i++)
-        if (id == CN_NONE || fs->files[i].id == id)
-            fs->files[i].ext_count = 0;
-}
-
-/* Pages of segment seg moved: NOR tails there can no longer grow in place. */
-void cn_files_forget_tails(cairn *fs, uint32_t seg)
-{
-    uint32_t i;
-    for (i = 0; i < fs->max_open; i++) {
-        struct cn_file *f = &fs->files[i];
-        if (f->tail_phys != CN_NONE && cn_seg_of(fs, f->tail_phys) == seg)
-            f->tail_phys = CN_NONE;
-    }
-}
-
 /* Physical page of file page fpage and how many pages follow it contiguously
  * in the same extent; *phys = CN_NONE for a hole (then *run counts the hole's
  * pages up to the next extent, at least 1). */
@@ -108,7 +88,8 @@ static int map_page(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t *phys
 {
     struct cn_ext e;
     int err;
-    if (!(f->ext_count && fpage >= f->ext_start && fpage < f->ext_start + f->ext_count)) {
+    if (!(f->ext_count && f->ext_gen == fs->ext_gen && fpage >= f->ext_start &&
+          fpage < f->ext_start + f->ext_count)) {
         err = cn_extent_lookup(fs, f->id, fpage, &e);
         if (err == CAIRN_ERR_NOENT) {
             *phys = CN_NONE;
@@ -120,6 +101,7 @@ static int map_page(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t *phys
         f->ext_start = e.start;
         f->ext_phys = e.phys;
         f->ext_count = e.count;
+        f->ext_gen = fs->ext_gen;
     }
     *phys = f->ext_phys + (fpage - f->ext_start);
     *run = f->ext_start + f->ext_count - fpage;
@@ -184,7 +166,7 @@ static int write_buffer(cairn *fs, struct cn_file *f, uint32_t valid, uint32_t *
 /* Write the buffered page to flash and journal it. */
 int cn_file_flush(cairn *fs, struct cn_file *f)
 {
-    uint32_t fpage = f->buf_page, valid, phys;
+    uint32_t fpage = f->buf_page, valid, phys, tail_gen;
     int err;
     if (!f->buf_dirty || f->id == CN_NONE)
         return 0;
@@ -212,7 +194,9 @@ int cn_file_flush(cairn *fs, struct cn_file *f)
             return 0;
         }
     }
-    if (fs->medium == CAIRN_MEDIUM_NOR && f->tail_phys != CN_NONE && f->dlo >= f->tail_prog) {
+    tail_gen = fs->gc.begun; /* a victim begun from here on may move phys */
+    if (fs->medium == CAIRN_MEDIUM_NOR && f->tail_phys != CN_NONE && f->tail_gen == tail_gen &&
+        f->dlo >= f->tail_prog) {
         phys = f->tail_phys; /* append in place: program only the new bytes */
         if (valid > f->tail_prog) {
             err = cn_dev_prog(fs, phys, f->tail_prog, f->buf + f->tail_prog,
@@ -235,6 +219,7 @@ int cn_file_flush(cairn *fs, struct cn_file *f)
     if (fs->medium == CAIRN_MEDIUM_NOR && valid < ps_of(fs)) {
         f->tail_phys = phys;
         f->tail_prog = valid;
+        f->tail_gen = tail_gen;
     } else {
         f->tail_phys = CN_NONE;
     }

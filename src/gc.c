@@ -208,7 +208,7 @@ static int begin_victim(cairn *fs, int for_space)
     fs->gc.phase = CN_GC_DATA;
     fs->gc.cursor = 0;
     fs->gc.stuck = 0;
-    cn_files_forget_tails(fs, v);
+    fs->gc.begun++; /* NOR tails set before may lie in v: see cn_gc */
     return 0;
 }
 
