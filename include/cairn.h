@@ -209,7 +209,9 @@ int cairn_rename(cairn *fs, const char *from, const char *to);
 int cairn_mkdir(cairn *fs, const char *path);
 
 /* Space management. cairn_gc is idle-time work: it collects garbage for at
- * most `budget` moved pages and returns the pages moved; when nothing is
+ * most `budget` moved pages of file data and returns the pages moved (the
+ * call that finishes a victim also moves the tree nodes in it, at most a
+ * segment of them, and frees it); when nothing is
  * worth collecting it erases one free segment ahead of need instead (the
  * writes of the next burst then erase nothing) and returns 1; 0 when there
  * is nothing left to do. Call it until it returns 0 to prepare a burst.

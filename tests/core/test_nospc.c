@@ -125,7 +125,8 @@ static void obj_write(struct mobj *o, int32_t pos, const uint8_t *src, int32_t n
     }
     if (pos > o->len)
         memset(o->data + o->len, 0, (size_t)(pos - o->len));
-    memcpy(o->data + pos, src, (size_t)n);
+    if (n > 0) /* a write of nothing may have no buffer */
+        memcpy(o->data + pos, src, (size_t)n);
     if (pos + n > o->len)
         o->len = pos + n;
 }
