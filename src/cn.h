@@ -167,9 +167,9 @@ enum cn_gc_phase { CN_GC_IDLE = 0, CN_GC_DATA = 1, CN_GC_NODES = 2 };
 struct cn_gc {
     uint32_t victim;
     uint8_t phase;
-    uint64_t cursor; /* next tree key whose extent may lie in the victim */
     uint8_t stuck;   /* a page of the victim could not be read */
     uint8_t squeeze; /* emptied with one segment below GC's floor (gc.c) */
+    uint64_t cursor; /* next tree key whose extent may lie in the victim */
     /* Victims begun so far. GC moves pages of open files without telling
      * them (it sits below file.c): a NOR tail page set before the count
      * changed may have moved, and is not appended to in place. */
@@ -205,6 +205,7 @@ struct cn_file {
     uint32_t id;     /* 0: slot unused */
     uint16_t refs;
     uint8_t buf_dirty;
+    uint8_t closing;  /* the last handle is closing: the tail page is final */
     int32_t size;     /* current size, including buffered bytes */
     int32_t rec_size; /* size as the journal/tree knows it */
     uint32_t buf_page;  /* file page held in buf, CN_NONE if none */
@@ -214,11 +215,11 @@ struct cn_file {
     uint32_t tail_gen;  /* NOR: fs->gc.begun when tail_phys was set: a victim
                          * begun since may have moved it (gc.c) */
     uint8_t *buf;
-    /* cursor: the extent that served the last lookup */
+    /* cursor: the extent that served the last lookup, and fs->ext_gen when
+     * it was read (apply.c) */
+    uint64_t ext_gen;
     uint32_t ext_start, ext_phys, ext_count;
-    uint32_t ext_gen;   /* fs->ext_gen when the cursor was read (apply.c) */
     uint32_t next_load; /* file page a sequential reader loads next */
-    uint8_t closing;    /* the last handle is closing: the tail page is final */
     uint32_t reserved; /* pages set aside by cairn_fallocate, not yet used */
 #ifndef CAIRN_NO_RING
     /* ring files (ring.c): capacity in pages (0: not a ring) and the ring
@@ -242,7 +243,7 @@ struct cairn {
     struct cairn_dev *dev;
     /* geometry in pages */
     uint32_t page_size, seg_pages, seg_count, node_pages, node_size;
-    uint32_t medium;
+    uint8_t medium;     /* enum cairn_medium (one byte: the context fits CAIRN_CONTEXT_SIZE) */
     uint8_t spare_tags; /* NAND: data pages carry a tag in the spare area */
     uint8_t mounted;
     uint8_t read_only;
@@ -277,8 +278,10 @@ struct cairn {
     uint32_t lru_clock;
     /* Bumped whenever a commit changes any file's extents (apply.c), which
      * does not call up into file.c: an open file's extent cursor holds only
-     * for the generation it was read in. */
-    uint32_t ext_gen;
+     * for the generation it was read in. 64 bits: a device's lifetime of
+     * page programs can pass 2^32 (a cursor kept that long would match a
+     * wrapped count); victims (fs->gc.begun) stay below its erases. */
+    uint64_t ext_gen;
     /* read-ahead of file data in one node-cache slot (cache.c) */
     uint32_t ra_slot, ra_phys, ra_pages; /* ra_pages 0: none */
     uint32_t dirty_nodes;

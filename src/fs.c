@@ -254,7 +254,7 @@ static int setup(cairn *fs, const struct cairn_config *cfg)
     fs->node_pages = l.node_size / l.page_size;
     fs->nslots = l.nslots;
     fs->max_open = l.max_open;
-    fs->medium = cfg->dev->geo.medium;
+    fs->medium = (uint8_t)cfg->dev->geo.medium; /* checked: NOR, NAND or BLOCK */
     fs->spare_tags = fs->medium == CAIRN_MEDIUM_NAND && cfg->dev->geo.spare_size >= CN_TAG_LEN &&
                     cfg->dev->read_spare != NULL;
     fs->read_only = cfg->read_only;
