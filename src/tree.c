@@ -374,6 +374,19 @@ CN_NOINLINE static void make_dirty(cairn *fs, struct path *p, uint32_t levels)
 
 /* Before a change descends: a slot for each node of the path it may load,
  * and a few for splits (put_room checks those once the path is known). */
+/* After a change: a lookup pins up to height nodes, so it finds its slots
+ * only if that many are evictable. A put's path and splits (up to 2 x
+ * height + 1 slots) could leave fewer on a small cache: a lookup then found
+ * every slot dirty or pinned (256-byte nodes at height 4, 14 of 16 dirty:
+ * NOSPC from the cache, branch wip/small-nodes). The next change's room
+ * check would flush anyway; this flushes before the lookups in between. */
+static int leave_room(cairn *fs, int err)
+{
+    if (err || fs->read_only || cn_cache_evictable(fs) > fs->height)
+        return err;
+    return cn_cache_flush(fs);
+}
+
 static int ensure_room(cairn *fs)
 {
     if (cn_cache_evictable(fs) >= fs->height + 3)
@@ -635,7 +648,7 @@ int cn_tree_put2(cairn *fs, const struct cn_val *v, uint64_t key)
         return err;
     err = put_in_leaf(fs, &p, key, v);
     unpin(fs, &p);
-    return err;
+    return leave_room(fs, err);
 }
 
 /* Remove entry idx from the internal node at level lv, dropping nodes that
@@ -708,7 +721,7 @@ CN_NOINLINE static int del_here(cairn *fs, uint64_t key)
 int cn_tree_del(cairn *fs, uint64_t key)
 {
     int err = ensure_room(fs);
-    return err ? err : del_here(fs, key);
+    return err ? err : leave_room(fs, del_here(fs, key));
 }
 
 int cn_tree_init_empty(cairn *fs)
