@@ -372,8 +372,6 @@ CN_NOINLINE static void make_dirty(cairn *fs, struct path *p, uint32_t levels)
     }
 }
 
-/* Before a change descends: a slot for each node of the path it may load,
- * and a few for splits (put_room checks those once the path is known). */
 /* After a change: a lookup pins up to height nodes, so it finds its slots
  * only if that many are evictable. A put's path and splits (up to 2 x
  * height + 1 slots) could leave fewer on a small cache: a lookup then found
@@ -387,6 +385,9 @@ static int leave_room(cairn *fs, int err)
     return cn_cache_flush(fs);
 }
 
+/* Before a change descends: a slot for each node of the path it may load,
+ * and a few for splits (a put counts those once its path is known:
+ * slots_for_put). */
 static int ensure_room(cairn *fs)
 {
     if (cn_cache_evictable(fs) >= fs->height + 3)
