@@ -200,8 +200,11 @@ static int erase_step(cairn *fs, uint32_t anchor);
 static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
 {
     uint32_t cur = fs->ckpt_anchor, other = cur ^ 1u, limit, s;
-    int err, blank;
-    if (fs->ckpt_slot != CN_NONE && !anchor_failing(fs, cur)) {
+    int err, blank, fresh = fs->ckpt_fresh && fs->ckpt_slot != CN_NONE &&
+                            !anchor_failing(fs, other) && fs->anchor_new == CN_NONE;
+    if (fresh)
+        fs->ckpt_blank_from[other] = CN_NONE; /* erased below, whatever it claims */
+    else if (fs->ckpt_slot != CN_NONE && !anchor_failing(fs, cur)) {
         limit = anchor_failing(fs, other) ? slots_per_anchor(fs) : switch_slot(fs);
         for (s = fs->ckpt_slot + 1u; s < limit; s++) {
             blank = s >= fs->ckpt_blank_from[cur];
@@ -237,14 +240,29 @@ static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
         fs->ckpt_blank_from[other] = CN_NONE;
         err = cn_dev_erase_seg(fs, fs->anchor[other]);
     }
-    if (!err)
+    if (!err) {
         fs->ckpt_blank_from[other] = 0;
+        fs->ckpt_fresh = 0;
+    }
     /* NAND, taken on a claim: slot 0 may hold a switch's program cut before
      * its first byte, which reads erased and may not be programmed again
      * (NOP; torture nand-dhara seed 10 got write IO): slot 1 */
     if (!err && blank && fs->dev->geo.medium == CAIRN_MEDIUM_NAND)
         *slot_out = 1;
     return err;
+}
+
+/* A mount after a cut, on NAND: its first checkpoint goes into the other
+ * anchor, erased first. The slot it would take in the current anchor (one
+ * past the first blank slot, which a torn write may leave reading blank) is
+ * the same for every attempt: a recovery cut while it programmed that slot
+ * left it torn and blank-looking, the next attempt programmed it again, and
+ * the chip refused (torture nand-dhara seed 8011: every later mount failed
+ * with IO). An erase is the one target no earlier attempt can have torn; it
+ * costs an anchor erase per mount after a cut. */
+void cn_ckpt_after_cut(cairn *fs)
+{
+    fs->ckpt_fresh = fs->medium == CAIRN_MEDIUM_NAND && !fs->read_only;
 }
 
 /* The next erase block of an anchor being erased (CK_ERASING), in order;

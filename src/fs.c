@@ -515,6 +515,7 @@ static int recover(cairn *fs)
         fs->segs[s].aux = 0;
     if (fs->read_only)
         return 0;
+    cn_ckpt_after_cut(fs);
     err = cn_log_restart(fs, CN_RECOVERY_SEGS);
     if (!err)
         err = recovery_room(fs);

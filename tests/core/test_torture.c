@@ -1812,6 +1812,8 @@ static const struct regress_run {
                                  "landed (mount NOSPC for good)"},
     {"nor-w25q128-b4", 320, 1000, "a recovery's GC commits after a victim, not before: "
                                   "mount at 1 free, removes refused for good"},
+    {"nand-dhara", 8011, 226, "a recovery's first checkpoint into the other anchor, erased: "
+                              "a cut recovery left its slot torn (mount IO for good)"},
 };
 
 static int run_regress(void)
