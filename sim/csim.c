@@ -793,6 +793,11 @@ static void tear_prog(csim *s, struct blk *bk, uint32_t page, uint32_t off,
     dst = bk->mem + start;
     sdst = bk->mem + s->spare_off + (size_t)pib * s->geo.spare_size;
 
+    if (s->cut_tear == CSIM_TEAR_EMPTY) {
+        if (medium == CAIRN_MEDIUM_NAND)
+            nand_count(s, bk, pib, pib);
+        return;
+    }
     if (s->cut_tear == CSIM_TEAR_PREFIX) {
         /* The byte stream data || spare stops after n bytes, 0 <= n < total:
          * the spare is programmed (partly) only once all data was. */
@@ -999,6 +1004,8 @@ static void tear_erase(csim *s, struct blk *bk, uint32_t block)
     if (s->cut_tear == CSIM_TEAR_NONE || (bk->flags & BF_WORN))
         return;
     bk->erase_count++;
+    if (s->cut_tear == CSIM_TEAR_EMPTY)
+        return;
     if (s->geo.medium == CAIRN_MEDIUM_BLOCK) {
         /* a discard is per sector: a prefix of whole sectors (PREFIX) or all
          * of them (RANDOM; cards have their own ECC, no weak state) */

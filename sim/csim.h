@@ -118,7 +118,12 @@ enum csim_tear {
                              the block reading erased, but pages programmed
                              into it later show bits flipped 1->0 (NOR) or
                              ECC errors (NAND) until it is erased again */
-    CSIM_TEAR_NONE = 2    /* the cut falls before the operation: nothing */
+    CSIM_TEAR_NONE = 2,   /* the cut falls before the operation: nothing */
+    CSIM_TEAR_EMPTY = 3   /* the operation began and stored nothing: a torn
+                             program's page reads erased, yet on NAND it was
+                             programmed once (a second program breaks the
+                             page's program count); a torn erase erased
+                             nothing. PREFIX's zero-byte case, on demand. */
 };
 /* Cut power at the mutating operation with index `op_index` (counted as in
  * counters.mutating_ops: the next mutating op has index mutating_ops). That

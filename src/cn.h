@@ -292,8 +292,8 @@ struct cairn {
     /* the newest durable checkpoint (or the state a mount found) shows it
      * free: only then may it be erased (anchor.c, invariant I3) */
     uint8_t evict_durable_free;
-    /* NAND, a recovery's first checkpoint: into the other anchor, erased
-     * first (ckpt.c cn_ckpt_after_cut) */
+    /* NAND, a session's first checkpoint: into the other anchor, erased
+     * first (ckpt.c cn_ckpt_first_of_session) */
     uint8_t ckpt_fresh;
     uint16_t call_pages; /* pages programmed since the current call began (saturating) */
     uint32_t anchor_new;   /* replacement named in the table, awaiting its
@@ -439,7 +439,7 @@ int cn_ckpt_write(cairn *fs, int clean);
 int cn_ckpt_load(cairn *fs);
 int cn_ckpt_format(cairn *fs);
 int cn_begin_write(cairn *fs); /* the session's first change: mark it unclean */
-void cn_ckpt_after_cut(cairn *fs);
+void cn_ckpt_first_of_session(cairn *fs);
 int cn_ckpt_adopt_anchors(cairn *fs);
 int cn_ckpt_erase_step(cairn *fs);
 

@@ -515,7 +515,7 @@ static int recover(cairn *fs)
         fs->segs[s].aux = 0;
     if (fs->read_only)
         return 0;
-    cn_ckpt_after_cut(fs);
+    cn_ckpt_first_of_session(fs);
     err = cn_log_restart(fs, CN_RECOVERY_SEGS);
     if (!err)
         err = recovery_room(fs);
@@ -572,10 +572,12 @@ int cairn_mount(cairn *fs, const struct cairn_config *cfg)
     }
     if (!err) {
         fs->log.flushed = fs->log.off;
-        if (clean)
+        if (clean) {
             fs->session_pending = !fs->read_only;
-        else
+            cn_ckpt_first_of_session(fs);
+        } else {
             err = recover(fs);
+        }
         fs->recovering = 0;
     }
     if (!err) {

@@ -260,7 +260,8 @@ const char *csim_last_violation(const csim *sim);
 enum csim_tear {
     CSIM_TEAR_PREFIX = 0,
     CSIM_TEAR_RANDOM = 1,
-    CSIM_TEAR_NONE = 2
+    CSIM_TEAR_NONE = 2,
+    CSIM_TEAR_EMPTY = 3
 };
 void csim_cut_at(csim *sim, uint64_t op_index, enum csim_tear tear);
 void csim_cut_cancel(csim *sim);

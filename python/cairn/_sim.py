@@ -39,6 +39,7 @@ class Tear(enum.IntEnum):
     PREFIX = lib.CSIM_TEAR_PREFIX
     RANDOM = lib.CSIM_TEAR_RANDOM
     NONE = lib.CSIM_TEAR_NONE
+    EMPTY = lib.CSIM_TEAR_EMPTY
 
 
 def _tear(t) -> int:

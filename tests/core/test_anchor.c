@@ -107,6 +107,65 @@ static void boot_loop(const struct geo_case *g, unsigned rounds, unsigned depth,
     t_fs_free(&t);
 }
 
+/* Brown-out loop after clean unmounts: every session mounts a clean volume,
+ * its first write is cut at one of its first `depth` mutating operations
+ * (the session mark's checkpoint on NAND and BLOCK, its byte on NOR; one cut
+ * in three stores nothing, CSIM_TEAR_EMPTY), and the
+ * next session's first write must succeed, then unmount cleanly. A session
+ * mark retried into the slot its cut attempt tore (a torn NAND page reads
+ * blank and may not be programmed again) failed that write with IO in every
+ * such session, and the session went on unmarked. */
+static void clean_boot_loop(const struct geo_case *g, unsigned rounds, unsigned depth,
+                            uint64_t seed)
+{
+    static const enum csim_tear tears[3] = {CSIM_TEAR_EMPTY, CSIM_TEAR_PREFIX, CSIM_TEAR_RANDOM};
+    struct tfs t;
+    char label[96];
+    unsigned r, cut = 0, failed = 0;
+    uint64_t rng = seed;
+    snprintf(label, sizeof label, "clean boot loop %s depth %u", g->label, depth);
+    t_fs_init(&t, geo_sim(g, seed), 1);
+    t_fs_format_mount(&t);
+    CHECK_EQ(t_write_file(t.fs, "/keep", payload, 5000), 0, "%s: write keep", label);
+    CHECK_EQ(t_fs_remount(&t, label), 0, "%s: clean remount", label);
+    for (r = 0; r < rounds; r++) {
+        struct csim_counters c;
+        int rc;
+        csim_counters(t.sim, &c);
+        csim_cut_at(t.sim, c.mutating_ops + t_randn(&rng, depth), tears[r % 3]);
+        (void)session_write(&t, r);
+        if (csim_powered(t.sim)) {
+            csim_cut_cancel(t.sim);
+        } else {
+            cut++;
+            t_fs_abandon(&t);
+            if (mount_ok(&t, label, r) != 0)
+                break;
+        }
+        rc = session_write(&t, r + 1);
+        failed += rc != 0;
+        CHECK(rc == 0, "%s: round %u: the first write after the mount: %s", label, r,
+              t_errname(rc));
+        /* a file written and closed (synced) later in that session survives
+         * a power loss: the session was made durable as unclean */
+        CHECK_EQ(t_write_file(t.fs, "/synced", payload + r, 300), 0, "%s: round %u: synced",
+                 label, r);
+        t_fs_abandon(&t);
+        if (mount_ok(&t, label, r) != 0)
+            break;
+        t_check_file(t.fs, "/synced", payload + r, 300, label);
+        CHECK_EQ(t_fs_unmount(&t), 0, "%s: round %u: unmount", label, r);
+        if (mount_ok(&t, label, r) != 0)
+            break;
+    }
+    if (t.mounted)
+        t_check_file(t.fs, "/keep", payload, 5000, label);
+    CHECK(t_fs_no_violations(&t, label) == 0, "%s: nothing programmed twice", label);
+    printf("  %s: %u rounds, %u cut, %u first writes after them failed\n", label, rounds, cut,
+           failed);
+    t_fs_free(&t);
+}
+
 /* Mutating device operations of the next mount (after power-on or abandon). */
 static uint64_t mount_ops(struct tfs *t, const char *label)
 {
@@ -584,6 +643,7 @@ int main(int argc, char **argv)
         boot_loop(&geos[i], 2, 1, seed);       /* the reported sequence */
         boot_loop(&geos[i], 12 * scale, 3, seed + i);
         boot_loop(&geos[i], 40 * scale, 8, seed + 17 + i);
+        clean_boot_loop(&geos[i], 40 * scale, 4, seed + 31 + i);
         cut_in_recovery(&geos[i], seed + i);
         session_mark(&geos[i], seed + i);
         rolled_back_image(&geos[i], seed + i);
