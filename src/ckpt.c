@@ -252,22 +252,32 @@ static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
     return err;
 }
 
-/* NAND: a session's first checkpoint (a recovery's, or the session mark
- * after a clean mount, cn_begin_write) goes into the other anchor, erased
- * first. The slot it would take in the current anchor (one past the first
- * blank slot, which a torn write may leave reading blank) is the same for
- * every attempt after the same newest checkpoint, and an attempt cut at its
- * first program may leave that page reading blank, yet programmed once: the
- * next attempt programmed it again, and a NOP=1 chip refused (torture
- * nand-dhara seed 8011, a recovery: every later mount failed with IO;
- * test_anchor's clean boot loop, a session mark: that session's first write
- * failed with IO). No read tells such a page from an erased one, so only an
- * erase makes a target no earlier attempt can have torn. Costs one anchor
- * erase per session that changes anything (NAND, 2-3 ms; the anchor left
- * behind is not erased again at unmount, see finish_erase). */
-void cn_ckpt_first_of_session(cairn *fs)
+/* NAND, anchors of one erase block: every session erases the other anchor
+ * for its first checkpoint (cn_ckpt_first_of_session). */
+static int session_erases_anchor(const cairn *fs)
 {
-    fs->ckpt_fresh = fs->medium == CAIRN_MEDIUM_NAND && !fs->read_only;
+    return fs->medium == CAIRN_MEDIUM_NAND && fs->seg_pages == fs->dev->geo.pages_per_block;
+}
+
+/* NAND: a session's first checkpoint goes into the other anchor, erased
+ * first: a recovery's always, the session mark after a clean mount
+ * (cn_begin_write) when an anchor is one erase block. The slot it would take
+ * in the current anchor (one past the first blank slot, which a torn write
+ * may leave reading blank) is the same for every attempt after the same
+ * newest checkpoint, and an attempt cut at its first program may leave that
+ * page reading blank, yet programmed once: the next attempt programmed it
+ * again, and a NOP=1 chip refused (torture nand-dhara seed 8011, a
+ * recovery: every later mount failed with IO; test_anchor's clean boot loop,
+ * a session mark: that session's first write failed with IO, once). No read
+ * tells such a page from an erased one, so only an erase makes a target no
+ * earlier attempt can have torn. A session mark erases only a one-block
+ * anchor: a write call erases at most one block, and an anchor of 8 blocks
+ * made the first write after a mount 44 x a normal one (first-write, 64 MiB
+ * of nand-jffs2); there the next session's first write may fail once. */
+void cn_ckpt_first_of_session(cairn *fs, int recovery)
+{
+    fs->ckpt_fresh = fs->medium == CAIRN_MEDIUM_NAND && !fs->read_only &&
+                     (recovery || session_erases_anchor(fs));
 }
 
 /* The next erase block of an anchor being erased (CK_ERASING), in order;
@@ -449,9 +459,9 @@ static uint32_t ck_flags(const cairn *fs, uint32_t anchor, int clean)
  * 9: found only at the switch, the spare half then went to torn recoveries:
  * mount IO). Each checkpoint takes the erase one block further, in a call
  * that has erased nothing yet; a clean one, which ends the session, neither
- * starts nor takes it further (finish_erase). Not on NAND: every session
- * there erases the other anchor for its first checkpoint anyway
- * (cn_ckpt_first_of_session), which finds a failing one as early. */
+ * starts nor takes it further (finish_erase). Not where every session
+ * erases the other anchor for its first checkpoint anyway
+ * (session_erases_anchor), which finds a failing one as early. */
 static int ck_landed(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t seq, int clean)
 {
     uint32_t other = anchor ^ 1u, known = fs->ckpt_blank_from[other];
@@ -472,7 +482,7 @@ static int ck_landed(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t seq, in
     if (clean)
         return 0; /* the session ends: the next one erases it (finish_erase) */
     if (known != 0 && known != CK_CLAIMED_ERASED && known != CK_ERASING &&
-        !anchor_failing(fs, other) && fs->medium != CAIRN_MEDIUM_NAND)
+        !anchor_failing(fs, other) && !session_erases_anchor(fs))
         start_erase(fs, other);
     err = erase_step_if(fs, 1);
     return err < 0 ? err : 0;

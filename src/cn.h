@@ -439,7 +439,7 @@ int cn_ckpt_write(cairn *fs, int clean);
 int cn_ckpt_load(cairn *fs);
 int cn_ckpt_format(cairn *fs);
 int cn_begin_write(cairn *fs); /* the session's first change: mark it unclean */
-void cn_ckpt_first_of_session(cairn *fs);
+void cn_ckpt_first_of_session(cairn *fs, int recovery);
 int cn_ckpt_adopt_anchors(cairn *fs);
 int cn_ckpt_erase_step(cairn *fs);
 

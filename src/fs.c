@@ -515,7 +515,7 @@ static int recover(cairn *fs)
         fs->segs[s].aux = 0;
     if (fs->read_only)
         return 0;
-    cn_ckpt_first_of_session(fs);
+    cn_ckpt_first_of_session(fs, 1);
     err = cn_log_restart(fs, CN_RECOVERY_SEGS);
     if (!err)
         err = recovery_room(fs);
@@ -574,7 +574,7 @@ int cairn_mount(cairn *fs, const struct cairn_config *cfg)
         fs->log.flushed = fs->log.off;
         if (clean) {
             fs->session_pending = !fs->read_only;
-            cn_ckpt_first_of_session(fs);
+            cn_ckpt_first_of_session(fs, 0);
         } else {
             err = recover(fs);
         }
