@@ -65,6 +65,16 @@ static int session_write(struct tfs *t, unsigned round)
     return rc < 0 ? rc : 0;
 }
 
+/* A fresh volume holding "/keep" (5,000 B), cleanly remounted: where a
+ * boot loop starts. */
+static void loop_volume(struct tfs *t, const struct geo_case *g, uint64_t seed, const char *label)
+{
+    t_fs_init(t, geo_sim(g, seed), 1);
+    t_fs_format_mount(t);
+    CHECK_EQ(t_write_file(t->fs, "/keep", payload, 5000), 0, "%s: write keep", label);
+    CHECK_EQ(t_fs_remount(t, label), 0, "%s: clean remount", label);
+}
+
 /* Brown-out loop: every session is cut at one of its first `depth` mutating
  * operations, `rounds` times in a row, then the volume must mount and hold
  * the synced file. Both tear modes alternate. */
@@ -75,10 +85,7 @@ static void boot_loop(const struct geo_case *g, unsigned rounds, unsigned depth,
     unsigned r, mounts = 0;
     uint64_t rng = seed;
     snprintf(label, sizeof label, "boot loop %s depth %u", g->label, depth);
-    t_fs_init(&t, geo_sim(g, seed), 1);
-    t_fs_format_mount(&t);
-    CHECK_EQ(t_write_file(t.fs, "/keep", payload, 5000), 0, "%s: write keep", label);
-    CHECK_EQ(t_fs_remount(&t, label), 0, "%s: clean remount", label);
+    loop_volume(&t, g, seed, label);
     for (r = 0; r < rounds; r++) {
         struct csim_counters c;
         uint32_t k = t_randn(&rng, depth);
@@ -124,10 +131,7 @@ static void clean_boot_loop(const struct geo_case *g, unsigned rounds, unsigned 
     unsigned r, cut = 0, failed = 0;
     uint64_t rng = seed;
     snprintf(label, sizeof label, "clean boot loop %s depth %u", g->label, depth);
-    t_fs_init(&t, geo_sim(g, seed), 1);
-    t_fs_format_mount(&t);
-    CHECK_EQ(t_write_file(t.fs, "/keep", payload, 5000), 0, "%s: write keep", label);
-    CHECK_EQ(t_fs_remount(&t, label), 0, "%s: clean remount", label);
+    loop_volume(&t, g, seed, label);
     for (r = 0; r < rounds; r++) {
         struct csim_counters c;
         int rc;
@@ -194,10 +198,7 @@ static void session_mark(const struct geo_case *g, uint64_t seed)
     int nor = strncmp(g->model, "nor", 3) == 0;
     uint64_t ops, mark_ops;
     snprintf(label, sizeof label, "session mark %s", g->label);
-    t_fs_init(&t, geo_sim(g, seed), 1);
-    t_fs_format_mount(&t);
-    CHECK_EQ(t_write_file(t.fs, "/keep", payload, 5000), 0, "%s: write keep", label);
-    CHECK_EQ(t_fs_remount(&t, label), 0, "%s: clean remount", label);
+    loop_volume(&t, g, seed, label);
     csim_counters(t.sim, &c0);
     CHECK_EQ(cn_begin_write(t.fs), 0, "%s: the session's first change", label);
     csim_counters(t.sim, &c1);
