@@ -260,6 +260,41 @@ static void test_prog_none(void)
     csim_free(s);
 }
 
+/* EMPTY: the cut program stores nothing, yet on NAND the page counts as
+ * programmed (nand-dhara, NOP 1: a second program is a rule violation);
+ * on NOR the bytes may be programmed again. A cut erase erases nothing. */
+static void test_prog_empty(void)
+{
+    csim *s = sim_open("nand-dhara", 2, 5);
+    struct cairn_dev *d = csim_dev(s);
+    uint8_t a[2048], p[2048];
+    pattern(a, sizeof(a), 2);
+    csim_cut_at(s, 0, CSIM_TEAR_EMPTY);
+    CHECK(d->prog(d->ctx, 1, 0, a, 2048, NULL, 0) == IO && all_io(s), "empty: NAND program cut");
+    csim_power_on(s);
+    csim_peek(s, 1, p, NULL);
+    CHECK(all_bytes(p, 2048, 0xFF), "empty: the page reads erased");
+    CHECK(d->prog(d->ctx, 1, 0, a, 2048, NULL, 0) == CAIRN_DEV_RULE,
+          "empty: a second program of that NAND page breaks NOP 1");
+    CHECK(d->erase(d->ctx, 0) == 0 && d->prog(d->ctx, 1, 0, a, 2048, NULL, 0) == 0,
+          "empty: programmable again after an erase");
+    csim_cut_at(s, sim_cnt(s).mutating_ops, CSIM_TEAR_EMPTY);
+    CHECK(d->erase(d->ctx, 0) == IO, "empty: NAND erase cut");
+    csim_power_on(s);
+    csim_peek(s, 1, p, NULL);
+    CHECK(memcmp(p, a, sizeof(a)) == 0, "empty: a cut erase erased nothing");
+    csim_free(s);
+    s = sim_open("nor-w25q128", 2, 5);
+    d = csim_dev(s);
+    csim_cut_at(s, 0, CSIM_TEAR_EMPTY);
+    CHECK(d->prog(d->ctx, 0, 0, a, 256, NULL, 0) == IO, "empty: NOR program cut");
+    csim_power_on(s);
+    csim_peek(s, 0, p, NULL);
+    CHECK(all_bytes(p, 256, 0xFF) && d->prog(d->ctx, 0, 0, a, 256, NULL, 0) == 0,
+          "empty: NOR bytes still programmable");
+    csim_free(s);
+}
+
 static void fill_block(csim *s, uint32_t block, uint8_t v)
 {
     struct cairn_dev *d = csim_dev(s);
@@ -661,6 +696,7 @@ int main(void)
     test_prog_prefix();
     test_prog_random();
     test_prog_none();
+    test_prog_empty();
     test_erase_tears();
     test_weak();
     test_bad_blocks();
