@@ -250,24 +250,38 @@ int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t want,
     return cn_head_pages(fs, h, want, 0, page_out, got);
 }
 
+/* What emptying a victim with `live` pages writes besides its moves, at
+ * most: the node writes of its commit (height + 4 nodes, as cn_gc_fits
+ * counts them), a MOVE record per page moved (each may be a run of its own),
+ * and a leaf for every 8 of them. The leaves are what small files cost: their
+ * runs lie in as many leaves as the files are far apart in the tree, and a
+ * victim of 178 one-page files on 2 MiB of nor-m25p16 wrote 124 pages besides
+ * its moves (test_nospc "thin garbage"): 30 nodes, where the commit alone
+ * had been counted (7), and free_bytes promised 17 pages more than a file
+ * could take. */
+static uint32_t victim_cost(const cairn *fs, uint32_t live)
+{
+    uint32_t records = (live * (CN_REC_HDR + CN_RL_MOVE) + fs->page_size - 1u) / fs->page_size;
+    return (fs->height + 4u + (live + 7u) / 8u) * fs->node_pages + records;
+}
+
 /* Pages one new file can surely be given (cairn_fs_stat's free_bytes):
  * free segments and the room left in segments, less what the reserves, the
  * heads and the reservations hold back. Garbage in a closed segment counts
  * only when collecting it pays: the hard path gives up after 4 victims that
  * free no segment between them, so a victim must gain a quarter of a
- * segment beyond the node writes of its records (height + 4 nodes, as
- * cn_gc_fits counts them); thinner
- * garbage may never come back and is not promised. Nor is any garbage once
- * GC itself is down to its last segments (metadata filled the user's
- * share): it may not be able to start a victim. */
+ * segment beyond what emptying it writes (victim_cost); thinner garbage may
+ * never come back and is not promised. Nor is any garbage once GC itself is
+ * down to its last segments (metadata filled the user's share): it may not
+ * be able to start a victim. */
 uint64_t cn_free_promise(const cairn *fs)
 {
-    uint32_t s, cost = (fs->height + 4u) * fs->node_pages;
+    uint32_t s;
     uint64_t n = 0, held;
     int gc_works = cn_free_segs(fs) > CN_META_FLOOR;
     for (s = fs->seg_base; s < fs->seg_count; s++) {
         const struct cn_seg *g = &fs->segs[s];
-        uint32_t gain = fs->seg_pages - g->live;
+        uint32_t gain = fs->seg_pages - g->live, cost = victim_cost(fs, g->live);
         if (g->state == CN_SEG_BAD)
             continue;
         if (g->state == CN_SEG_FULL) {

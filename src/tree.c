@@ -427,10 +427,38 @@ CN_NOINLINE static void leaf_insert_at(uint8_t *n, uint32_t off, uint64_t key, c
     n_set(n, n_count(n) + 1, used + need);
 }
 
+/* Bytes the left half of a split keeps when the new entry goes at the end of
+ * the tree's last node: sequential inserts land there (a new file's keys
+ * are the greatest in the tree, and its extents follow), and halving that
+ * node left every node behind it half empty for good (nodes are not merged):
+ * 1-page files on 1 MiB of NOR spent ~120 B of tree a file.
+ * A tenth stays free, so that a run of inserts into the gap just below the
+ * new entry (keys descending) goes to the right half instead of splitting
+ * the full left one again and again (the rightmost-leaf fill factor of
+ * PostgreSQL's B-tree; docs/DESIGN.md "Node fill"). */
+static uint32_t end_split_left(const cairn *fs) { return cap(fs) - cap(fs) / 10u; }
+
+/* Is the node the path holds at level lv the last of its level (the path
+ * took the last child at every level above)? Only there are inserts at the
+ * end a run: a name's key is its hash, and one that lands last in a node in
+ * the middle says nothing of the next (SQLite's quick balance and
+ * PostgreSQL's fill factor likewise treat only the rightmost page so). */
+static int rightmost(cairn *fs, const struct path *p, uint32_t lv)
+{
+    uint32_t i;
+    for (i = 0; i < lv; i++)
+        if (p->slot[i] == NO_SLOT ||
+            (uint32_t)p->idx[i] + 1u != n_count(cn_slot_data(fs, p->slot[i])))
+            return 0;
+    return 1;
+}
+
 /* Split a full leaf while inserting; returns the new right node's slot and
- * its first key. The split point balances bytes so both halves fit. Returns
- * 1 when the new entry belongs in the left half: the caller inserts it there
- * (leaf_insert_at at p->off), which keeps that call off this frame. */
+ * its first key. The split point balances bytes so both halves fit, or, when
+ * the new entry is the last of the tree's last leaf, keeps the left nine
+ * tenths full. Returns 1 when the new entry belongs in the left half: the
+ * caller inserts it there (leaf_insert_at at p->off), which keeps that call
+ * off this frame. */
 CN_NOINLINE static int leaf_split(cairn *fs, struct path *p, uint64_t key, const struct cn_val *v,
                       uint32_t *right, uint64_t *sep)
 {
@@ -438,11 +466,14 @@ CN_NOINLINE static int leaf_split(cairn *fs, struct path *p, uint64_t key, const
     uint8_t *n = cn_slot_data(fs, p->slot[leaf]), *r;
     uint32_t total = n_count(n) + 1, bytes = n_used(n) + need;
     uint32_t c, left = 0, oo = 0, best = 0, best_max = CN_NONE, s, o;
+    uint32_t at_end = pos + 1 == total && rightmost(fs, p, leaf);
     int err;
     for (c = 0; c + 1 < total; c++) {
         uint32_t mx;
         left += comb_size(n, c, pos, need, &oo);
         mx = left > bytes - left ? left : bytes - left;
+        if (at_end) /* the fullest left half within the fill factor */
+            mx = left <= end_split_left(fs) ? cap(fs) - left : CN_NONE - 1u;
         if (left <= cap(fs) && bytes - left <= cap(fs) && mx < best_max) {
             best_max = mx;
             best = c + 1;
@@ -516,9 +547,14 @@ CN_NOINLINE static int internal_insert(cairn *fs, struct path *p, uint32_t lv, u
             n_set(n, count + 1, (count + 1) * IENT);
             return 0;
         }
-        /* split: combined entries, right half to a new node */
+        /* split: combined entries, right half to a new node (after an
+         * insert at the end, the left keeps nine tenths, as a leaf does) */
         total = count + 1;
         s = total / 2;
+        if (i == count && rightmost(fs, p, lv))
+            s = (uint32_t)((uint64_t)total * end_split_left(fs) / cap(fs));
+        if (s < 1u || s >= total)
+            s = total / 2;
         err = cn_cache_new(fs);
         if (err < 0)
             return err;

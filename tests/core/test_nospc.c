@@ -1154,7 +1154,15 @@ int main(int argc, char **argv)
             {"nand-dhara 8 MiB", "nand-dhara", 64, 0, 1},
             {"sd-like 2 MiB", NULL, 0, 0, 1},
         };
+        /* `test_nospc thin N S`: every N-th file removed, S cache slots
+         * (0: the default), on each volume (measurement runs, TESTING.md) */
+        uint32_t every = argc > 2 ? (uint32_t)atoi(argv[2]) : 0;
+        uint32_t slots = argc > 3 ? (uint32_t)atoi(argv[3]) : 0;
         for (gi = 0; gi < sizeof thin / sizeof thin[0]; gi++) {
+            if (every >= 2) {
+                promise_thin(&thin[gi], every, slots);
+                continue;
+            }
             promise_thin(&thin[gi], gi == 1 ? 4 : 2, 0);
             promise_thin(&thin[gi], gi == 1 ? 4 : 2, 12);
         }

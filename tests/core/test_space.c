@@ -992,8 +992,12 @@ int main(int argc, char **argv)
     clock_t c0 = clock();
     /* worst call measured on seed 1 at scale 1 (segment erases, moved pages,
      * pages programmed beyond the call's data), plus a margin: a regression
-     * guard for that run only; other seeds are held to the stated bound */
-    static const struct guard guards[2] = {{8, 240, 400}, {4, 90, 110}};
+     * guard for that run only; other seeds are held to the stated bound.
+     * NOR's worst call is two hard-path entries in one call, which some
+     * seeds meet and others not: 296 moved and 502 beyond at seed 1 since
+     * the last leaf splits nine tenths full (183 / 295 before; seeds 2-7
+     * before that change: 195-304 moved, after it 174-308) */
+    static const struct guard guards[2] = {{8, 330, 560}, {4, 90, 110}};
     t_begin("test_space");
     printf("test_space: fill/age (10 volume-writes x scale %u), bounded work at 80%% full, "
            "wear (50 volume-writes x scale), cairn_gc, cairn_fallocate, data heads; NOR "
