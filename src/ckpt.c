@@ -23,9 +23,18 @@
  * were erased in this session, the rest still hold older checkpoints. It is
  * never programmed in that state: a switch into it first erases the rest. */
 #define CK_ERASING (CN_NONE - 2u)
+/* ckpt_blank_from[a] for NAND anchors of several blocks (block_anchors):
+ * every block of anchor a but its first is erased (tail_erase), and its first
+ * is erased right before slot 0 is programmed. A checkpoint that says the
+ * other anchor is erased (CK_OTHER_ERASED) means this on such volumes. */
+#define CK_ERASED_BUT_FIRST (CN_NONE - 3u)
 /* Not a header flag: the checkpoint's session byte reads programmed (a NOR
  * session began changing the volume after this clean checkpoint). */
 #define CK_BEGUN 0x100u
+/* fs->ckpt_fresh: the session's first checkpoint goes into the other anchor,
+ * erased whole first, or only its first block (cn_ckpt_first_of_session) */
+#define CK_FRESH_WHOLE 1u
+#define CK_FRESH_FIRST_BLOCK 2u
 
 static uint32_t ck_len(const cairn *fs) { return CN_CK_HDR + CN_CK_ENTRY * fs->seg_count; }
 static uint32_t slot_pages(const cairn *fs) { return fs->ckpt_pages * fs->ckpt_copies; }
@@ -140,6 +149,46 @@ static int anchor_failing(const cairn *fs, uint32_t a)
     return (fs->segs[fs->anchor[a]].flags & CN_SF_FAILING) != 0;
 }
 
+static uint32_t anchor_blocks(const cairn *fs)
+{
+    return fs->seg_pages / fs->dev->geo.pages_per_block;
+}
+
+/* NAND, anchors of one erase block: every session erases the other anchor
+ * for its first checkpoint (cn_ckpt_first_of_session). */
+static int session_erases_anchor(const cairn *fs)
+{
+    return fs->medium == CAIRN_MEDIUM_NAND && anchor_blocks(fs) == 1u;
+}
+
+/* NAND, anchors of several erase blocks: an anchor's first block is erased
+ * right before its slot 0 is programmed (the one slot an earlier attempt
+ * from the same state can have torn: mark_first_block), and once the anchor
+ * is left behind only the blocks after it that its checkpoints reached are
+ * erased, last one first (tail_erase). A session of a few checkpoints
+ * stays in the first block, so it erases one block, for its mark (200
+ * sessions on nand-jffs2: 200 anchor erases; erasing the anchor left behind
+ * whole would have taken 1,800). */
+static int block_anchors(const cairn *fs)
+{
+    return fs->medium == CAIRN_MEDIUM_NAND && anchor_blocks(fs) > 1u;
+}
+
+/* Block 0 of anchor a erased, the rest as ckpt_blank_from[a] says (claimed,
+ * or CK_ERASED_BUT_FIRST): it takes checkpoints from slot 0. */
+static int first_block_erased(cairn *fs, uint32_t a)
+{
+    uint32_t seg = fs->anchor[a];
+    int err;
+    fs->ckpt_blank_from[a] = CN_NONE; /* block 0 is not blank until erased */
+    err = cn_dev_erase_first(fs, seg);
+    if (err)
+        return err;
+    fs->segs[seg].erased_to = (uint16_t)anchor_blocks(fs);
+    fs->ckpt_blank_from[a] = 0;
+    return 0;
+}
+
 /* Is every page of the slot, every copy, erased? (An unreadable page is not.)
  * Checked before a slot is programmed: a program over written bytes would
  * break NOR and NAND alike, and a slot can read as unwritten to the mount's
@@ -192,6 +241,29 @@ static void into_replacement(cairn *fs, uint32_t failing)
 
 static int erase_step(cairn *fs, uint32_t anchor);
 
+/* NAND, an anchor of several erase blocks that the clean checkpoint says is
+ * erased (CK_OTHER_ERASED: the last session finished erasing it before its
+ * clean unmount, finish_erase): the session mark goes into its slot 0 after
+ * only its first block is erased again. Slot 0 is the one page an earlier
+ * attempt from the same clean checkpoint can have torn (the mark is the
+ * first checkpoint of a session, and nothing else is written there before
+ * it lands), so that erase is what makes the target new; the other blocks
+ * stay as the claim says (each checkpoint is read back all the same). One
+ * erase, where erasing the whole anchor made the first write after a mount
+ * 44 x a normal one (first-write, 64 MiB of nand-jffs2) and broke "a write
+ * call erases at most one block"; the mark in place, the one earlier
+ * attempts took, was programmed twice (test_anchor clean boot loop,
+ * nand-dhara in 4-block segments: 5 first writes of 29 failed with IO). The
+ * other blocks: block_anchors. */
+static int mark_first_block(cairn *fs, uint32_t other, uint32_t *anchor_out,
+                            uint32_t *slot_out)
+{
+    *anchor_out = other; /* a failed erase flags it failing: the caller retries */
+    *slot_out = 0;
+    fs->ckpt_fresh = 0;
+    return first_block_erased(fs, other);
+}
+
 /* Where the next checkpoint goes: the first blank slot after the newest one in
  * the same anchor, until its switch point (or its end, when the other anchor
  * is failing); else slot 0 of the other anchor, erased first unless it was
@@ -202,6 +274,9 @@ static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
     uint32_t cur = fs->ckpt_anchor, other = cur ^ 1u, limit, s;
     int err, blank, fresh = fs->ckpt_fresh && fs->ckpt_slot != CN_NONE &&
                             !anchor_failing(fs, other) && fs->anchor_new == CN_NONE;
+    if (fresh && fs->ckpt_fresh == CK_FRESH_FIRST_BLOCK &&
+        fs->ckpt_blank_from[other] == CK_CLAIMED_ERASED)
+        return mark_first_block(fs, other, anchor_out, slot_out);
     if (fresh)
         fs->ckpt_blank_from[other] = CN_NONE; /* erased below, whatever it claims */
     else if (fs->ckpt_slot != CN_NONE && !anchor_failing(fs, cur)) {
@@ -232,6 +307,9 @@ static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
         if (err)
             return err;
     }
+    if (fs->ckpt_blank_from[other] == CK_ERASED_BUT_FIRST ||
+        (block_anchors(fs) && fs->ckpt_blank_from[other] == CK_CLAIMED_ERASED))
+        return first_block_erased(fs, other); /* the claim: block_anchors */
     if (fs->ckpt_blank_from[other] == 0)
         return 0; /* erased in this session and not written since */
     blank = 0;
@@ -252,13 +330,6 @@ static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
     return err;
 }
 
-/* NAND, anchors of one erase block: every session erases the other anchor
- * for its first checkpoint (cn_ckpt_first_of_session). */
-static int session_erases_anchor(const cairn *fs)
-{
-    return fs->medium == CAIRN_MEDIUM_NAND && fs->seg_pages == fs->dev->geo.pages_per_block;
-}
-
 /* NAND: a session's first checkpoint goes into the other anchor, erased
  * first: a recovery's always, the session mark after a clean mount
  * (cn_begin_write) when an anchor is one erase block. The slot it would take
@@ -270,23 +341,44 @@ static int session_erases_anchor(const cairn *fs)
  * recovery: every later mount failed with IO; test_anchor's clean boot loop,
  * a session mark: that session's first write failed with IO, once). No read
  * tells such a page from an erased one, so only an erase makes a target no
- * earlier attempt can have torn. A session mark erases only a one-block
- * anchor: a write call erases at most one block, and an anchor of 8 blocks
- * made the first write after a mount 44 x a normal one (first-write, 64 MiB
- * of nand-jffs2); there the next session's first write may fail once. */
+ * earlier attempt can have torn. An anchor of one block is erased whole; of
+ * several, only its first block where the newest checkpoint says the rest is
+ * erased (mark_first_block: one erase, a recovery's too), else a recovery
+ * erases it whole and a session mark stays in place (the next session's
+ * first write may then fail once: the last session did not end clean or
+ * could not erase the anchor it left behind). */
 void cn_ckpt_first_of_session(cairn *fs, int recovery)
 {
-    fs->ckpt_fresh = fs->medium == CAIRN_MEDIUM_NAND && !fs->read_only &&
-                     (recovery || session_erases_anchor(fs));
+    uint32_t other = fs->ckpt_anchor ^ 1u;
+    fs->ckpt_fresh = 0;
+    if (fs->medium != CAIRN_MEDIUM_NAND || fs->read_only)
+        return;
+    if (block_anchors(fs) && fs->ckpt_blank_from[other] == CK_CLAIMED_ERASED)
+        fs->ckpt_fresh = CK_FRESH_FIRST_BLOCK; /* mark_first_block */
+    else if (recovery || session_erases_anchor(fs))
+        fs->ckpt_fresh = CK_FRESH_WHOLE;
 }
 
 /* The next erase block of an anchor being erased (CK_ERASING), in order;
- * after its last one the anchor is known blank (0). A failed erase flags the
- * anchor failing (device.c) and returns IO. */
+ * after its last one the anchor is known blank (0). With block_anchors, the
+ * next one down from segs[].erased_to (the highest not erased yet) to block
+ * 1, after which it is CK_ERASED_BUT_FIRST: going down, a cut leaves its
+ * checkpoints a prefix of its slots, as mount's search wants. A failed erase
+ * flags the anchor failing (device.c) and returns IO. */
 static int erase_step(cairn *fs, uint32_t anchor)
 {
-    uint32_t seg = fs->anchor[anchor], bpl = fs->seg_pages / fs->dev->geo.pages_per_block;
+    uint32_t seg = fs->anchor[anchor], bpl = anchor_blocks(fs);
     int err;
+    if (block_anchors(fs)) {
+        uint32_t b = fs->segs[seg].erased_to;
+        CN_ASSERT(fs->ckpt_blank_from[anchor] == CK_ERASING && b >= 1u && b < bpl);
+        err = cn_dev_erase_block(fs, seg, b);
+        if (!err)
+            fs->segs[seg].erased_to = (uint16_t)(b - 1u);
+        if (!err && b == 1u)
+            fs->ckpt_blank_from[anchor] = CK_ERASED_BUT_FIRST;
+        return err;
+    }
     CN_ASSERT(fs->ckpt_blank_from[anchor] == CK_ERASING && fs->segs[seg].erased_to < bpl);
     err = fs->segs[seg].erased_to == 0 ? cn_dev_erase_first(fs, seg) : cn_dev_erase_next(fs, seg);
     if (!err && fs->segs[seg].erased_to >= bpl)
@@ -310,6 +402,23 @@ static void start_erase(cairn *fs, uint32_t anchor)
     fs->segs[fs->anchor[anchor]].erased_to = 0;
 }
 
+/* block_anchors: the anchor left behind gets its blocks after the first
+ * erased, down from `last` (the last block its checkpoints may have reached:
+ * the one holding the slot after its newest, which a cut may have torn). */
+static void tail_erase(cairn *fs, uint32_t anchor, uint32_t last)
+{
+    if (last >= anchor_blocks(fs))
+        last = anchor_blocks(fs) - 1u;
+    fs->ckpt_blank_from[anchor] = last == 0 ? CK_ERASED_BUT_FIRST : CK_ERASING;
+    fs->segs[fs->anchor[anchor]].erased_to = (uint16_t)last;
+}
+
+/* The block of `anchor` holding its slot s. */
+static uint32_t block_of_slot(const cairn *fs, uint32_t s)
+{
+    return s * slot_pages(fs) / fs->dev->geo.pages_per_block;
+}
+
 /* How many blocks of the anchor left behind this checkpoint's call must
  * erase even if it erased already: the blocks left spread over the
  * checkpoints left before the switch, so that the switch finds the anchor
@@ -320,8 +429,8 @@ static void start_erase(cairn *fs, uint32_t anchor)
  * switch (4 MiB) and 7 (16 MiB) without it (test_anchor). */
 static uint32_t erase_due(const cairn *fs, uint32_t other)
 {
-    uint32_t left = fs->seg_pages / fs->dev->geo.pages_per_block -
-                    fs->segs[fs->anchor[other]].erased_to;
+    uint32_t to = fs->segs[fs->anchor[other]].erased_to;
+    uint32_t left = block_anchors(fs) ? to : anchor_blocks(fs) - to;
     uint32_t until = switch_slot(fs) > fs->ckpt_slot + 1u ? switch_slot(fs) - fs->ckpt_slot - 1u : 0;
     return until < left ? (left + until) / (until + 1u) : 0;
 }
@@ -448,7 +557,9 @@ static uint32_t ck_flags(const cairn *fs, uint32_t anchor, int clean)
 {
     uint32_t other = fs->ckpt_blank_from[anchor ^ 1u];
     return (clean ? CK_CLEAN : 0u) |
-           (other == 0 || other == CK_CLAIMED_ERASED ? CK_OTHER_ERASED : 0u);
+           (other == 0 || other == CK_CLAIMED_ERASED || other == CK_ERASED_BUT_FIRST
+                ? CK_OTHER_ERASED
+                : 0u);
 }
 
 /* The checkpoint is in (anchor, slot): it is the newest now. The other
@@ -465,6 +576,8 @@ static uint32_t ck_flags(const cairn *fs, uint32_t anchor, int clean)
 static int ck_landed(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t seq, int clean)
 {
     uint32_t other = anchor ^ 1u, known = fs->ckpt_blank_from[other];
+    /* where the checkpoints stood before: a switch leaves them in `other` */
+    uint32_t left_at = fs->ckpt_anchor == other ? fs->ckpt_slot : CN_NONE;
     int err;
     if (slot >= fs->ckpt_blank_from[anchor])
         fs->ckpt_blank_from[anchor] = slot + 1u;
@@ -482,8 +595,14 @@ static int ck_landed(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t seq, in
     if (clean)
         return 0; /* the session ends: the next one erases it (finish_erase) */
     if (known != 0 && known != CK_CLAIMED_ERASED && known != CK_ERASING &&
-        !anchor_failing(fs, other) && !session_erases_anchor(fs))
-        start_erase(fs, other);
+        known != CK_ERASED_BUT_FIRST && !anchor_failing(fs, other) &&
+        !session_erases_anchor(fs)) {
+        if (!block_anchors(fs))
+            start_erase(fs, other);
+        else /* its checkpoints end at left_at, a torn one after it at most */
+            tail_erase(fs, other,
+                       left_at == CN_NONE ? anchor_blocks(fs) : block_of_slot(fs, left_at + 1u));
+    }
     err = erase_step_if(fs, 1);
     return err < 0 ? err : 0;
 }

@@ -393,6 +393,7 @@ int cn_seg_pre_erase(cairn *fs);
 int cn_seg_erase_soon(cairn *fs);
 int cn_dev_erase_first(cairn *fs, uint32_t seg);
 int cn_dev_erase_next(cairn *fs, uint32_t seg);
+int cn_dev_erase_block(cairn *fs, uint32_t seg, uint32_t i);
 void cn_seg_mark_erased(cairn *fs);
 void cn_live_add(cairn *fs, uint32_t page, int32_t delta);
 uint32_t cn_free_segs(const cairn *fs);

@@ -203,6 +203,18 @@ int cn_dev_erase_first(cairn *fs, uint32_t seg)
     return err;
 }
 
+/* Erase block i of an anchor (ckpt.c: the blocks after the first of an anchor
+ * left behind, last one first). Neither the erase count nor erased_to move:
+ * the anchor's erase is counted when its first block is erased. */
+int cn_dev_erase_block(cairn *fs, uint32_t seg, uint32_t i)
+{
+    if (fs->read_only)
+        return CAIRN_ERR_ROFS;
+    if (seg >= fs->seg_count || i >= fs->seg_pages / fs->dev->geo.pages_per_block)
+        return CAIRN_ERR_CORRUPT;
+    return erase_block(fs, seg, i);
+}
+
 /* Do bytes [off, off + len) of a page read erased (0xFF), and its spare
  * tag, on media that tag data pages? buf (len bytes) is the caller's. An
  * unreadable page counts as written: cairn programs only pages it knows to

@@ -3,8 +3,9 @@
  * blocks and hostile images (issue 9, items 1, 2 and 10; invariants I1-I4 of
  * docs/DESIGN.md):
  * - a brown-out boot loop: mount, cut at one of the first programs of the
- *   session, again and again (up to 40 times in a row), on NOR, NAND, BLOCK:
- *   every mount succeeds and the file synced before the loop is intact;
+ *   session, again and again (up to 40 times in a row), on NOR, NAND (anchors
+ *   of one erase block and of four), BLOCK: every mount succeeds and the file
+ *   synced before the loop is intact;
  * - a failing anchor (program or erase fails, block 0 factory-bad or not):
  *   the call that hit it still succeeds, the volume keeps working through many
  *   more checkpoints and remounts, and its data stays;
@@ -27,6 +28,7 @@ static const struct geo_case geos[] = {
     {"nor-m25p16 whole", "nor-m25p16", 0, 0},
     {"nor-w25q128 8/seg", "nor-w25q128", 256, 8},
     {"nand-dhara", "nand-dhara", 64, 1},
+    {"nand-dhara 4/seg", "nand-dhara", 128, 4},
     {"sd-tf slice", "sd-tf", 0, 0},
 };
 #define NGEOS (sizeof geos / sizeof geos[0])
@@ -349,6 +351,55 @@ static void failing_anchor(const struct geo_case *g, int block0_bad, unsigned wh
     t_fs_free(&t);
 }
 
+/* NAND anchors of several erase blocks (ckpt.c block_anchors): short
+ * sessions (mount, one synced append, clean unmount) each erase one anchor
+ * block, for the session mark: the anchors at most one block a session (plus
+ * one whole anchor's worth for the switches a long run makes), the first
+ * write at most that block and one its data opens (when the append crosses
+ * into a new block: 1 session in 64 here), every append is there. Erasing
+ * the anchor left behind whole took 1 + 4 blocks a session here, and the
+ * mark in place (no erase) was programmed twice after a cut (clean boot
+ * loop). */
+static void block_anchor_sessions(uint64_t seed)
+{
+    static const struct geo_case g = {"nand-dhara 4/seg", "nand-dhara", 128, 4};
+    const char *label = "short sessions, nand-dhara 4/seg";
+    struct tfs t;
+    uint32_t ab[2], bpl, i, n, sessions = 100, worst = 0, two = 0;
+    uint64_t before = 0, after = 0;
+    loop_volume(&t, &g, seed, label);
+    anchor_blocks(&t, ab, &bpl);
+    for (i = 0; i < bpl; i++)
+        before += csim_erase_count(t.sim, ab[0] + i) + csim_erase_count(t.sim, ab[1] + i);
+    for (n = 0; n < sessions; n++) {
+        struct csim_counters c0, c1;
+        csim_counters(t.sim, &c0);
+        CHECK_EQ(session_write(&t, n), 0, "%s: session %u: first write", label, n);
+        csim_counters(t.sim, &c1);
+        worst = c1.erases - c0.erases > worst ? (uint32_t)(c1.erases - c0.erases) : worst;
+        two += c1.erases - c0.erases >= 2u;
+        if (t_fs_remount(&t, label) != 0)
+            break;
+    }
+    anchor_blocks(&t, ab, &bpl);
+    for (i = 0; i < bpl; i++)
+        after += csim_erase_count(t.sim, ab[0] + i) + csim_erase_count(t.sim, ab[1] + i);
+    CHECK(worst <= 2 && two <= sessions / 32u, "%s: a first write erased %u blocks (%u erased 2)",
+          label, worst, two);
+    CHECK(after - before <= sessions + 2u * bpl, "%s: %llu anchor block erases in %u sessions",
+          label, (unsigned long long)(after - before), sessions);
+    if (t.mounted) {
+        struct cairn_info info;
+        CHECK_EQ(cairn_stat(t.fs, "/log", &info), 0, "%s: stat log", label);
+        CHECK_EQ(info.size, (int32_t)(sessions * 100u), "%s: every append is there", label);
+    }
+    CHECK(t_fs_no_violations(&t, label) == 0, "%s: nothing programmed twice", label);
+    printf("  %s: %u sessions, %llu anchor block erases, at most %u in a first write (%u "
+           "erased 2)\n",
+           label, sessions, (unsigned long long)(after - before), worst, two);
+    t_fs_free(&t);
+}
+
 /* Erase blocks of both anchors erased so far (the device's own counts). */
 static uint32_t seg_blocks(struct tfs *t)
 {
@@ -650,6 +701,7 @@ int main(int argc, char **argv)
         rolled_back_image(&geos[i], seed + i);
     }
     second_copy_written(seed);
+    block_anchor_sessions(seed);
     anchor_erase_spread(SPREAD_OVERWRITES, 1024, seed);
     anchor_erase_spread(SPREAD_DIRS, 1024, seed);
     anchor_erase_spread(SPREAD_SESSIONS, 1024, seed);
