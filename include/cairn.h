@@ -215,6 +215,9 @@ int cairn_mkdir(cairn *fs, const char *path);
  * worth collecting it erases one free segment ahead of need instead (the
  * writes of the next burst then erase nothing) and returns 1; 0 when there
  * is nothing left to do. Call it until it returns 0 to prepare a burst.
+ * The first call after a mount (budget > 0) also does what the first change
+ * would (it marks the session begun: on NAND a checkpoint, which erases an
+ * anchor block first), so a first write after it costs what a later one does.
  * cairn_fallocate reserves room for the open file to grow to
  * `length` bytes: while it stays open its writes up to there cannot fail with
  * CAIRN_ERR_NOSPC, and it gets a data head of its own. */

@@ -552,12 +552,20 @@ static void retire_failing_anchor(cairn *fs, uint32_t landed)
     fs->anchor_new = fs->anchor_old = CN_NONE;
 }
 
-/* The flags of a checkpoint written into `anchor`. */
+/* The flags of a checkpoint written into `anchor`. With block_anchors, a
+ * switch away from an anchor whose checkpoints (and a torn one after them)
+ * never left its first block claims it already: its other blocks were
+ * erased before its first checkpoint, and tail_erase will have nothing to do.
+ * Else a cut before the next checkpoint left a recovery no claim, and it
+ * erased that anchor whole (8 blocks on nand-jffs2: 27.7 ms to mount). */
 static uint32_t ck_flags(const cairn *fs, uint32_t anchor, int clean)
 {
     uint32_t other = fs->ckpt_blank_from[anchor ^ 1u];
+    int left_in_first = block_anchors(fs) && anchor != fs->ckpt_anchor &&
+                        fs->ckpt_slot != CN_NONE && block_of_slot(fs, fs->ckpt_slot + 1u) == 0;
     return (clean ? CK_CLEAN : 0u) |
-           (other == 0 || other == CK_CLAIMED_ERASED || other == CK_ERASED_BUT_FIRST
+           (other == 0 || other == CK_CLAIMED_ERASED || other == CK_ERASED_BUT_FIRST ||
+                    left_in_first
                 ? CK_OTHER_ERASED
                 : 0u);
 }
