@@ -43,6 +43,10 @@
 /* header flags */
 #define CN_CK_F_CLEAN 1u        /* written by a clean unmount (or format) */
 #define CN_CK_F_OTHER_ERASED 2u /* the other anchor was erased after the switch */
+/* bits 2..7: NAND anchors of several erase blocks, n: the other anchor's
+ * blocks from n on are erased (0: not recorded) */
+#define CN_CK_F_OTHER_BLOCKS_SHIFT 2u
+#define CN_CK_F_OTHER_BLOCKS_MAX 63u
 /* segment table entry fields (byte offsets inside the entry) */
 #define CN_CK_E_ERASES 0u /* u32 */
 #define CN_CK_E_STAMP 4u  /* u32 */

@@ -153,7 +153,8 @@ void cn_seg_mark_erased(cairn *fs)
 {
     uint32_t s, h, bpl = fs->seg_pages / fs->dev->geo.pages_per_block;
     for (s = 0; s < fs->seg_count; s++)
-        fs->segs[s].erased_to = (uint16_t)bpl;
+        if (s != fs->anchor[0] && s != fs->anchor[1]) /* the anchors: cn_ckpt_load */
+            fs->segs[s].erased_to = (uint16_t)bpl;
     erased_up_to(fs, fs->log.seg, (fs->log.off + fs->page_size - 1) / fs->page_size);
     for (h = 0; h < CN_HEADS; h++)
         if (fs->head[h].seg != CN_NONE)

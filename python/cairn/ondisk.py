@@ -37,6 +37,7 @@ CK_ENTRY = 12
 CK_HEADS = 10
 CK_F_CLEAN = 1
 CK_F_OTHER_ERASED = 2
+CK_F_OTHER_BLOCKS_SHIFT = 2
 MIN_SEGS = 11
 MAX_HEIGHT = 5
 
@@ -407,6 +408,12 @@ def head_name(h: int) -> str:
     return ("meta", "cold")[h] if h < 2 else f"data{h - 2}"
 
 
+def other_blocks_text(flags: int) -> str:
+    """Bits 2..7 of the checkpoint flags (NAND anchors of several blocks)."""
+    n = flags >> CK_F_OTHER_BLOCKS_SHIFT
+    return f", other anchor erased from block {n}" if n else ""
+
+
 def checkpoint_lines(ck: Checkpoint) -> list[str]:
     h = ck.header
     out = [f"checkpoint in segment {ck.anchors[ck.anchor_index]} (anchor {ck.anchor_index}) "
@@ -415,7 +422,8 @@ def checkpoint_lines(ck: Checkpoint) -> list[str]:
            "magic        CRN1",
            f"version      {h.version}",
            f"flags        0x{h.flags:02x} ({'clean' if h.flags & CK_F_CLEAN else 'not clean'}"
-           f"{', other anchor erased' if h.flags & CK_F_OTHER_ERASED else ''})",
+           f"{', other anchor erased' if h.flags & CK_F_OTHER_ERASED else ''}"
+           f"{other_blocks_text(h.flags)})",
            f"session      0x{h.session:02x} ("
            f"{'no session began after it' if h.session == 0xFF else 'a session began after it'})"]
     for name in ("seq", "length"):

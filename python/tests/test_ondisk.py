@@ -473,7 +473,8 @@ def test_numbers_match_format_h():
 
     same = {"CK_MAGIC": "CN_CK_MAGIC", "CK_HDR": "CN_CK_HDR", "CK_ENTRY": "CN_CK_ENTRY",
             "CK_HEADS": "CN_CK_HEADS", "CK_F_CLEAN": "CN_CK_F_CLEAN",
-            "CK_F_OTHER_ERASED": "CN_CK_F_OTHER_ERASED", "NODE_MAGIC": "CN_NODE_MAGIC",
+            "CK_F_OTHER_ERASED": "CN_CK_F_OTHER_ERASED",
+            "CK_F_OTHER_BLOCKS_SHIFT": "CN_CK_F_OTHER_BLOCKS_SHIFT", "NODE_MAGIC": "CN_NODE_MAGIC",
             "NODE_VERSION": "CN_NODE_VERSION", "NODE_HDR": "CN_NODE_HDR",
             "NODE_IENT": "CN_NODE_IENT", "NODE_LEAF_HDR": "CN_NODE_LEAF_HDR",
             "SUB_MASK": "CN_SUB_MASK", "MARK_SLOT": "CN_MARK_SLOT", "SUB_OVF": "CN_SUB_OVF",

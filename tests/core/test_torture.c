@@ -99,6 +99,12 @@ static const struct geo_def geos[] = {
     {"nand-4k", G_NAND4K, NULL, 16, 64, 1, 2, 30, 8, 400},
     {"nand-jffs2", G_MODEL, "nand-jffs2", 40, 128, 1, 2, 40, 10, 800},
     {"nand-dhara", G_MODEL, "nand-dhara", 48, 128, 1, 2, 40, 10, 800},
+    /* NAND segments (and anchors) of several erase blocks: the session mark
+     * into the other anchor's first block, the anchor left behind erased from
+     * its top down, the blocks a recovery erases recorded in the checkpoint,
+     * the unmount's move into the other anchor (ckpt.c block_anchors) */
+    {"nand-dhara-b4", G_MODEL, "nand-dhara", 64, 128, 4, 1, 40, 10, 800},
+    {"nand-jffs2-b8", G_MODEL, "nand-jffs2", 128, 256, 8, 1, 40, 10, 800},
     {"sd-tf", G_MODEL, "sd-tf", 12, 16, 1, 1, 15, 4, 200},
     {"sd-small", G_SDSMALL, NULL, 64, 64, 1, 2, 30, 8, 600},
     {"smallest", G_MODEL, "nor-w25q128", 44, 44, 4, 6, 60, 20, 2000},
