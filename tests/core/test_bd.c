@@ -34,6 +34,8 @@ static csim *vol_sim(int medium, uint64_t seed)
 {
     if (medium == T_NAND)
         return t_sim_model("nand-dhara", 32, 1, seed); /* 4 MiB, 128 KiB segments */
+    if (medium == T_NAND_B4)
+        return t_sim_model("nand-dhara", 64, 4, seed); /* 8 MiB, 512 KiB segments */
     return t_sim_new(medium, seed); /* NOR 1 MiB (32 KiB segments), BLOCK 2 MiB */
 }
 

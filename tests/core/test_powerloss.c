@@ -640,6 +640,12 @@ static void run_scenarios(int medium)
         int tear;
         if (s->raw && medium == T_BLOCK)
             continue;
+        /* NAND in 4-block segments: the small GC volumes are tuned for
+         * one-block segments (on 12 segments of 512 KiB the victims die whole
+         * and GC moves nothing); GC under cuts there is test_torture's
+         * nand-dhara-b4 and nand-jffs2-b8 */
+        if (s->small && medium == T_NAND_B4)
+            continue;
         if (prepare(medium, s, &im)) {
             printf("  %s %-20s the pre-state failed\n", t_medium_name[medium], s->name);
             continue;

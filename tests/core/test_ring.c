@@ -760,7 +760,7 @@ static long pc_trial(int medium, long cut, int tear, uint32_t cpages, long *fail
 
 static void test_powercuts(int medium)
 {
-    uint32_t cpages = medium == T_NAND ? 6 : 8;
+    uint32_t cpages = t_is_nand(medium) ? 6 : 8;
     long ops = pc_trial(medium, -1, 0, cpages, NULL), every, cut, trials = 0, fails = 0;
     int tear;
     unsigned long before = tc_fail;

@@ -128,7 +128,7 @@ void t_pattern(uint8_t *buf, size_t len, uint64_t seed)
 }
 
 /* ---- simulated volumes ---- */
-const char *const t_medium_name[T_NMEDIA] = {"nor", "nand", "block"};
+const char *const t_medium_name[T_NMEDIA] = {"nor", "nand", "block", "nand-b4"};
 
 csim *t_sim_model(const char *model, uint32_t block_count,
                   uint32_t blocks_per_lblock, uint64_t seed)
@@ -152,6 +152,8 @@ csim *t_sim_new(int medium, uint64_t seed)
         return t_sim_model("nor-w25q128", 256, 8, seed);
     if (medium == T_NAND)
         return t_sim_model("nand-dhara", 64, 1, seed);
+    if (medium == T_NAND_B4)
+        return t_sim_model("nand-dhara", 128, 4, seed);
     {
         struct cairn_geometry geo, g2;
         struct csim_cost cost;

@@ -30,12 +30,15 @@ uint32_t t_randn(uint64_t *state, uint32_t n); /* 0 .. n-1, n > 0 */
 void t_pattern(uint8_t *buf, size_t len, uint64_t seed);
 
 /* ---- small simulated volumes ---- */
-enum t_medium { T_NOR = 0, T_NAND = 1, T_BLOCK = 2, T_NMEDIA = 3 };
+enum t_medium { T_NOR = 0, T_NAND = 1, T_BLOCK = 2, T_NAND_B4 = 3, T_NMEDIA = 4 };
 extern const char *const t_medium_name[T_NMEDIA];
+static inline int t_is_nand(int medium) { return medium == T_NAND || medium == T_NAND_B4; }
 /* NOR: nor-w25q128, 256 blocks of 4 KiB, 8 per logical block (1 MiB; 32 KiB
  * segments hold 32 nodes: with 16 the GC of a nearly full volume could not
  * gain, see docs/DESIGN.md "Space").
  * NAND: nand-dhara, 64 blocks of 128 KiB, one per logical block (8 MiB).
+ * NAND_B4: nand-dhara, 128 blocks, 4 per logical block (16 MiB): segments,
+ * and so the anchors, of several erase blocks (ckpt.c block_anchors).
  * BLOCK: custom SD-like device, 512 B sectors, 64 per block, 64 blocks,
  * 32 KiB allocation units (2 MiB). Exits through t_fatal on failure. */
 csim *t_sim_new(int medium, uint64_t seed);
