@@ -134,7 +134,8 @@ struct cairn_config {
      * used head). 0 = 1 below 64 segments, else 4. At most 8. */
     uint8_t data_heads;
     /* Static wear levelling starts when the erase counts of the segments in
-     * use differ by more than this. 0 = 16. */
+     * use differ by more than this. 0 = 16; at most 30 (larger values count
+     * as 30: erase counts are kept up to 31 above the least worn segment's). */
     uint16_t wear_spread;
     /* Pages of live data garbage collection may move during one write call
      * (its incremental step). 0 = 16. */

@@ -74,7 +74,7 @@ static int open_segment(cairn *fs, unsigned h, unsigned kind)
     hd->seg = s;
     hd->page = 0;
     fs->segs[s].state = CN_SEG_OPEN;
-    fs->segs[s].stamp = ++fs->seg_clock;
+    cn_seg_opened(fs, s);
     fs->segs[s].flags = h == CN_H_META ? CN_SF_NODES : 0;
     return 0;
 }

@@ -54,13 +54,13 @@ static uint32_t replacement(cairn *fs)
 static int is_free(const cairn *fs, uint32_t r)
 {
     const struct cn_seg *g = &fs->segs[r];
-    return (g->state == CN_SEG_FREE || g->state == CN_SEG_ERASED) && g->live == 0 && !g->aux;
+    return (g->state == CN_SEG_FREE || g->state == CN_SEG_ERASED) && g->live == 0;
 }
 
 /* Step 1: nothing new goes into R; what is there leaves. */
 static void start_evicting(cairn *fs, uint32_t r)
 {
-    fs->segs[r].flags |= CN_SF_EVICT;
+    cn_seg_add_flags(&fs->segs[r], CN_SF_EVICT);
     fs->anchor_evict = r;
     fs->evict_durable_free = 0;
 }
@@ -78,7 +78,7 @@ void cn_anchor_landed(cairn *fs)
 /* Step 2: R is free; erase it and name it an anchor in the table. */
 static int take_replacement(cairn *fs, uint32_t f, uint32_t r)
 {
-    int err = cn_dev_erase_seg(fs, r);
+    int err = cn_seg_erase_whole(fs, r);
     if (err) {
         fs->anchor_evict = CN_NONE;
         if (!(fs->segs[r].flags & CN_SF_FAILING))

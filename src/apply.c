@@ -583,7 +583,7 @@ static int record_done(cairn *fs, int err)
         fs->broken = 1; /* the journal holds a record the tree does not */
         return err;
     }
-    if (fs->log.since >= fs->cfg.commit_pages) {
+    if (fs->log.since >= fs->commit_pages) {
         err = cn_commit(fs);
         return err == CAIRN_ERR_NOSPC ? 0 : err;
     }

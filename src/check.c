@@ -1,17 +1,37 @@
 /* cairn_check: walks every node and every key, and cross-checks them: each
  * entry names an existing object that points back at it, each extent lies
  * inside its file and the volume (and, on NAND, matches its page's tag and
- * data CRC), and the pages counted per segment equal the segment table. */
+ * data CRC), and the pages counted per segment equal the segment table.
+ *
+ * The counts per segment need a counter each, which the segment table (4
+ * bytes a segment) has no room for: they are kept for a window of segments
+ * at a time in the record buffer (CN_REC_MAX bytes, idle while nothing is
+ * written), and a volume with more segments than the window holds is counted
+ * in more passes over the nodes and extents. */
 #include "cn.h"
 
 #ifndef CAIRN_NO_CHECK
+
+#define WINDOW (CN_REC_MAX / 2u) /* 16-bit counters: live counts fit 16 bits */
 
 struct chk {
     struct cairn_check_report *r;
     cairn_check_fn fn;
     void *arg;
     uint32_t prev_id, prev_end; /* last extent seen, for overlaps */
+    uint32_t lo;      /* the window's first segment */
+    int count_only;   /* a later pass: count the window, report nothing */
 };
+
+/* Pages [page, +n) are in use: counted if their segment is in the window. */
+static void count_pages(cairn *fs, const struct chk *c, uint32_t page, uint32_t n)
+{
+    uint32_t s = cn_seg_of(fs, page);
+    if (s >= c->lo && s - c->lo < WINDOW) {
+        uint8_t *ctr = fs->recbuf + 2u * (s - c->lo);
+        cn_put16(ctr, (uint16_t)(cn_get16(ctr) + n));
+    }
+}
 
 static void problem(struct chk *c, const char *what)
 {
@@ -24,9 +44,9 @@ static int count_node(cairn *fs, uint32_t slot, uint32_t addr, void *arg)
 {
     struct chk *c = (struct chk *)arg;
     (void)slot;
-    c->r->nodes++;
+    c->r->nodes += c->count_only ? 0u : 1u;
     if (addr != CN_NONE)
-        fs->segs[cn_seg_of(fs, addr)].aux = (uint16_t)(fs->segs[cn_seg_of(fs, addr)].aux + fs->node_pages);
+        count_pages(fs, c, addr, fs->node_pages);
     return 0;
 }
 
@@ -176,23 +196,28 @@ static int check_extent(cairn *fs, struct chk *c, uint64_t k, const uint8_t *v, 
     int32_t size;
     int err;
     if (vlen != 8) {
-        problem(c, "extent: malformed value");
+        if (!c->count_only)
+            problem(c, "extent: malformed value");
         return 0;
     }
     phys = cn_get32(v);
     count = cn_get32(v + 4);
-    c->r->extents++;
     if (count == 0 || count > fs->seg_pages || cn_seg_of(fs, phys) < fs->seg_base ||
         cn_seg_of(fs, phys) >= fs->seg_count ||
         cn_seg_of(fs, phys) != cn_seg_of(fs, phys + count - 1)) {
-        problem(c, "extent: pages outside the volume or across segments");
+        if (!c->count_only)
+            problem(c, "extent: pages outside the volume or across segments");
+        c->r->extents += c->count_only ? 0u : 1u;
         return 0;
     }
+    count_pages(fs, c, phys, count);
+    if (c->count_only)
+        return 0;
+    c->r->extents++;
     if (c->prev_id == id && fpage < c->prev_end)
         problem(c, "extent: overlaps the previous one");
     c->prev_id = id;
     c->prev_end = fpage + count;
-    fs->segs[cn_seg_of(fs, phys)].aux = (uint16_t)(fs->segs[cn_seg_of(fs, phys)].aux + count);
     c->r->data_pages += count;
     err = cn_inode_get(fs, id, NULL, NULL, &size);
     if (err == 0)
@@ -214,6 +239,45 @@ static int check_extent(cairn *fs, struct chk *c, uint64_t k, const uint8_t *v, 
     return 0;
 }
 
+/* One key of the first pass: every check of its kind. */
+static int check_key(cairn *fs, struct chk *c, uint64_t k, const uint8_t *v, uint32_t vlen)
+{
+    int err = 0;
+    switch (cn_key_kind(k)) {
+    case CN_K_INODE:
+        err = cn_key_sub(k) == 0 ? check_inode(fs, c, cn_key_id(k)) : 0;
+        break;
+    case CN_K_DIRENT: /* nothing below reuses fs->scratch but check_mark */
+    case CN_K_DIROVF:
+        err = check_dirent(fs, c, k, v, vlen);
+        break;
+    case CN_K_EXTENT:
+        err = check_extent(fs, c, k, v, vlen);
+        break;
+    case CN_K_ATTR:
+        if (cn_inode_get(fs, cn_key_id(k), NULL, NULL, NULL) == CAIRN_ERR_NOENT &&
+            !is_orphan(fs, cn_key_id(k)))
+            problem(c, "attribute: belongs to no object");
+        break;
+    case CN_K_ORPHAN:
+        if (cn_key_id(k) != 0)
+            problem(c, "orphan mark under a non-zero id");
+        break;
+    default:
+        problem(c, "key of unknown kind");
+    }
+    return err;
+}
+
+/* A later pass counts extents only: the key before the next that may be one
+ * (check_keys steps one on). */
+static uint64_t skip_to_extents(uint64_t k)
+{
+    if (cn_key_kind(k) < CN_K_EXTENT)
+        return cn_key(cn_key_id(k), CN_K_EXTENT, 0) - 1u;
+    return k | 0xFFFFFFFFu; /* the greatest key of this id */
+}
+
 static int check_keys(cairn *fs, struct chk *c)
 {
     uint64_t k = 0;
@@ -232,29 +296,12 @@ static int check_keys(cairn *fs, struct chk *c)
             return 0;
         if (err)
             return err;
-        switch (cn_key_kind(k)) {
-        case CN_K_INODE:
-            err = cn_key_sub(k) == 0 ? check_inode(fs, c, cn_key_id(k)) : 0;
-            break;
-        case CN_K_DIRENT: /* nothing below reuses fs->scratch but check_mark */
-        case CN_K_DIROVF:
-            err = check_dirent(fs, c, k, v, vlen);
-            break;
-        case CN_K_EXTENT:
+        if (c->count_only && cn_key_kind(k) != CN_K_EXTENT)
+            k = skip_to_extents(k);
+        else if (c->count_only)
             err = check_extent(fs, c, k, v, vlen);
-            break;
-        case CN_K_ATTR:
-            if (cn_inode_get(fs, cn_key_id(k), NULL, NULL, NULL) == CAIRN_ERR_NOENT &&
-                !is_orphan(fs, cn_key_id(k)))
-                problem(c, "attribute: belongs to no object");
-            break;
-        case CN_K_ORPHAN:
-            if (cn_key_id(k) != 0)
-                problem(c, "orphan mark under a non-zero id");
-            break;
-        default:
-            problem(c, "key of unknown kind");
-        }
+        else
+            err = check_key(fs, c, k, v, vlen);
         if (err)
             return err;
         if (k == UINT64_MAX)
@@ -262,6 +309,7 @@ static int check_keys(cairn *fs, struct chk *c)
         k++;
     }
 }
+
 
 int cairn_check(cairn *fs, struct cairn_check_report *report, cairn_check_fn report_fn,
                 void *arg)
@@ -280,25 +328,25 @@ int cairn_check(cairn *fs, struct cairn_check_report *report, cairn_check_fn rep
     c.arg = arg;
     c.prev_id = CN_NONE;
     c.prev_end = 0;
-    for (s = 0; s < fs->seg_count; s++)
-        fs->segs[s].aux = 0;
+    c.count_only = 0;
     /* every node gets its address first, so each is counted where it lives */
     if (!fs->read_only)
         err = cn_cache_flush(fs);
-    if (!err)
+    for (c.lo = fs->seg_base; c.lo < fs->seg_count && !err; c.lo += WINDOW) {
+        memset(fs->recbuf, 0, CN_REC_MAX);
         err = cn_tree_walk(fs, count_node, &c);
-    if (!err)
-        err = check_keys(fs, &c);
-    for (s = fs->seg_base; s < fs->seg_count && !err; s++) {
-        const struct cn_seg *g = &fs->segs[s];
-        if (g->aux != g->live && fs->dirty_nodes == 0)
-            problem(&c, "segment: live page count differs from the pages in use");
-        if (g->live > 0 && (g->state == CN_SEG_FREE || g->state == CN_SEG_ERASED ||
-                            g->state == CN_SEG_BAD))
-            problem(&c, "segment: holds live pages but is marked free or bad");
+        if (!err)
+            err = check_keys(fs, &c);
+        for (s = c.lo; s - c.lo < WINDOW && s < fs->seg_count && !err; s++) {
+            const struct cn_seg *g = &fs->segs[s];
+            if (cn_get16(fs->recbuf + 2u * (s - c.lo)) != g->live && fs->dirty_nodes == 0)
+                problem(&c, "segment: live page count differs from the pages in use");
+            if (g->live > 0 && (g->state == CN_SEG_FREE || g->state == CN_SEG_ERASED ||
+                                g->state == CN_SEG_BAD))
+                problem(&c, "segment: holds live pages but is marked free or bad");
+        }
+        c.count_only = 1;
     }
-    for (s = 0; s < fs->seg_count; s++)
-        fs->segs[s].aux = 0;
     if (err == CAIRN_ERR_CORRUPT || err == CAIRN_ERR_NOENT || err == CAIRN_ERR_IO)
         problem(&c, err == CAIRN_ERR_IO ? "tree: a node cannot be read (the check stopped)"
                                         : "tree: a node is corrupt (the check stopped)");

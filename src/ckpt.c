@@ -19,7 +19,7 @@
  * is read back after it is programmed (program_slot). */
 #define CK_CLAIMED_ERASED (CN_NONE - 1u)
 /* ckpt_blank_from[a] while anchor a, left behind by a switch, is erased a
- * block at a time (cn_ckpt_erase_step): its blocks before segs[].erased_to
+ * block at a time (cn_ckpt_erase_step): its blocks before its front (device.c)
  * were erased in this session, the rest still hold older checkpoints. It is
  * never programmed in that state: a switch into it first erases the rest. */
 #define CK_ERASING (CN_NONE - 2u)
@@ -47,38 +47,6 @@ static uint32_t slot_page(const cairn *fs, uint32_t anchor, uint32_t slot)
     return fs->anchor[anchor] * fs->seg_pages + slot * slot_pages(fs);
 }
 
-/* Byte b of segment s's table entry (entries may straddle pages, so they
- * are built and parsed a byte at a time). */
-static uint8_t entry_byte(const struct cn_seg *g, uint32_t b)
-{
-    if (b < CN_CK_E_STAMP)
-        return (uint8_t)(g->erase_count >> (8 * (b - CN_CK_E_ERASES)));
-    if (b < CN_CK_E_LIVE)
-        return (uint8_t)(g->stamp >> (8 * (b - CN_CK_E_STAMP)));
-    if (b < CN_CK_E_STATE)
-        return (uint8_t)(g->live >> (8 * (b - CN_CK_E_LIVE)));
-    return b == CN_CK_E_STATE ? g->state : g->flags;
-}
-
-static uint32_t set_byte(uint32_t word, uint32_t shift, uint8_t v)
-{
-    return (word & ~(0xFFu << shift)) | ((uint32_t)v << shift);
-}
-
-static void set_entry_byte(struct cn_seg *g, uint32_t b, uint8_t v)
-{
-    if (b < CN_CK_E_STAMP)
-        g->erase_count = set_byte(g->erase_count, 8 * (b - CN_CK_E_ERASES), v);
-    else if (b < CN_CK_E_LIVE)
-        g->stamp = set_byte(g->stamp, 8 * (b - CN_CK_E_STAMP), v);
-    else if (b < CN_CK_E_STATE)
-        g->live = (uint16_t)set_byte(g->live, 8 * (b - CN_CK_E_LIVE), v);
-    else if (b == CN_CK_E_STATE)
-        g->state = v;
-    else
-        g->flags = v;
-}
-
 /* The table bytes that fall in page j: [first, end) of the table area. */
 static void table_span(const cairn *fs, uint32_t j, uint32_t *first, uint32_t *end)
 {
@@ -93,6 +61,7 @@ static void table_span(const cairn *fs, uint32_t j, uint32_t *first, uint32_t *e
 static void ck_page(cairn *fs, uint32_t j, uint8_t *buf, uint32_t flags, uint32_t seq)
 {
     uint32_t ps = fs->page_size, i, h, first, end;
+    uint8_t ent[CN_CK_ENTRY];
 
     memset(buf, 0, ps);
     if (j == 0) {
@@ -119,8 +88,11 @@ static void ck_page(cairn *fs, uint32_t j, uint8_t *buf, uint32_t flags, uint32_
         }
     }
     table_span(fs, j, &first, &end);
-    for (i = first; i < end; i++)
-        buf[CN_CK_HDR + i - j * ps] = entry_byte(&fs->segs[i / CN_CK_ENTRY], i % CN_CK_ENTRY);
+    for (i = first; i < end; i++) { /* entries may straddle pages */
+        if (i == first || i % CN_CK_ENTRY == 0)
+            cn_seg_entry_out(fs, i / CN_CK_ENTRY, ent);
+        buf[CN_CK_HDR + i - j * ps] = ent[i % CN_CK_ENTRY];
+    }
 }
 
 static uint32_t ck_crc_of_state(cairn *fs, uint32_t flags, uint32_t seq)
@@ -184,10 +156,10 @@ static int first_block_erased(cairn *fs, uint32_t a)
     uint32_t seg = fs->anchor[a];
     int err;
     fs->ckpt_blank_from[a] = CN_NONE; /* block 0 is not blank until erased */
-    err = cn_dev_erase_first(fs, seg);
+    err = cn_seg_erase_first(fs, seg);
     if (err)
         return err;
-    fs->segs[seg].erased_to = (uint16_t)anchor_blocks(fs);
+    cn_dev_set_front(fs, seg, anchor_blocks(fs));
     fs->ckpt_blank_from[a] = 0;
     return 0;
 }
@@ -238,7 +210,8 @@ static int anchor_blank(cairn *fs, uint32_t anchor, int *blank)
 static void into_replacement(cairn *fs, uint32_t failing)
 {
     fs->anchor_old = fs->anchor[failing];
-    fs->anchor[failing] = fs->anchor_new;
+    cn_seg_set_anchors(fs, failing == 0 ? fs->anchor_new : fs->anchor[0],
+                       failing == 1 ? fs->anchor_new : fs->anchor[1]);
     fs->ckpt_blank_from[failing] = 0; /* erased in this session (anchor.c) */
 }
 
@@ -321,7 +294,7 @@ static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
     err = fs->ckpt_blank_from[other] == CK_CLAIMED_ERASED ? anchor_blank(fs, other, &blank) : 0;
     if (!err && !blank) {
         fs->ckpt_blank_from[other] = CN_NONE;
-        err = cn_dev_erase_seg(fs, fs->anchor[other]);
+        err = cn_seg_erase_whole(fs, fs->anchor[other]);
     }
     if (!err) {
         fs->ckpt_blank_from[other] = 0;
@@ -369,7 +342,7 @@ void cn_ckpt_first_of_session(cairn *fs, int recovery)
 
 /* The next erase block of an anchor being erased (CK_ERASING), in order;
  * after its last one the anchor is known blank (0). With block_anchors, the
- * next one down from segs[].erased_to (the highest not erased yet) to block
+ * next one down from its front (here: the highest not erased yet) to block
  * 1, after which it is CK_ERASED_BUT_FIRST: going down, a cut leaves its
  * checkpoints a prefix of its slots, as mount's search wants. A failed erase
  * flags the anchor failing (device.c) and returns IO. */
@@ -378,18 +351,18 @@ static int erase_step(cairn *fs, uint32_t anchor)
     uint32_t seg = fs->anchor[anchor], bpl = anchor_blocks(fs);
     int err;
     if (block_anchors(fs)) {
-        uint32_t b = fs->segs[seg].erased_to;
+        uint32_t b = cn_dev_front(fs, seg);
         CN_ASSERT(fs->ckpt_blank_from[anchor] == CK_ERASING && b >= 1u && b < bpl);
         err = cn_dev_erase_block(fs, seg, b);
         if (!err)
-            fs->segs[seg].erased_to = (uint16_t)(b - 1u);
+            cn_dev_set_front(fs, seg, b - 1u);
         if (!err && b == 1u)
             fs->ckpt_blank_from[anchor] = CK_ERASED_BUT_FIRST;
         return err;
     }
-    CN_ASSERT(fs->ckpt_blank_from[anchor] == CK_ERASING && fs->segs[seg].erased_to < bpl);
-    err = fs->segs[seg].erased_to == 0 ? cn_dev_erase_first(fs, seg) : cn_dev_erase_next(fs, seg);
-    if (!err && fs->segs[seg].erased_to >= bpl)
+    CN_ASSERT(fs->ckpt_blank_from[anchor] == CK_ERASING && cn_dev_front(fs, seg) < bpl);
+    err = cn_dev_front(fs, seg) == 0 ? cn_seg_erase_first(fs, seg) : cn_dev_erase_next(fs, seg);
+    if (!err && cn_dev_front(fs, seg) >= bpl)
         fs->ckpt_blank_from[anchor] = 0;
     return err;
 }
@@ -407,7 +380,7 @@ static int erase_step(cairn *fs, uint32_t anchor)
 static void start_erase(cairn *fs, uint32_t anchor)
 {
     fs->ckpt_blank_from[anchor] = CK_ERASING;
-    fs->segs[fs->anchor[anchor]].erased_to = 0;
+    cn_dev_set_front(fs, fs->anchor[anchor], 0);
 }
 
 /* block_anchors: the anchor left behind gets its blocks after the first
@@ -418,7 +391,7 @@ static void tail_erase(cairn *fs, uint32_t anchor, uint32_t last)
     if (last >= anchor_blocks(fs))
         last = anchor_blocks(fs) - 1u;
     fs->ckpt_blank_from[anchor] = last == 0 ? CK_ERASED_BUT_FIRST : CK_ERASING;
-    fs->segs[fs->anchor[anchor]].erased_to = (uint16_t)last;
+    cn_dev_set_front(fs, fs->anchor[anchor], last);
 }
 
 /* The block of `anchor` holding its slot s. */
@@ -437,7 +410,7 @@ static uint32_t block_of_slot(const cairn *fs, uint32_t s)
  * switch (4 MiB) and 7 (16 MiB) without it (test_anchor). */
 static uint32_t erase_due(const cairn *fs, uint32_t other)
 {
-    uint32_t to = fs->segs[fs->anchor[other]].erased_to;
+    uint32_t to = cn_dev_front(fs, fs->anchor[other]);
     uint32_t left = block_anchors(fs) ? to : anchor_blocks(fs) - to;
     uint32_t until = switch_slot(fs) > fs->ckpt_slot + 1u ? switch_slot(fs) - fs->ckpt_slot - 1u : 0;
     return until < left ? (left + until) / (until + 1u) : 0;
@@ -524,8 +497,7 @@ static void set_anchors(cairn *fs, uint32_t kept, uint32_t fresh, uint32_t kept_
                         uint32_t fresh_blank_from)
 {
     CN_ASSERT(kept < fresh);
-    fs->anchor[0] = kept;
-    fs->anchor[1] = fresh;
+    cn_seg_set_anchors(fs, kept, fresh);
     fs->ckpt_anchor = 0;
     fs->ckpt_blank_from[0] = kept_blank_from;
     fs->ckpt_blank_from[1] = fresh_blank_from;
@@ -580,7 +552,7 @@ static uint32_t other_blocks(const cairn *fs, uint32_t anchor)
     else if (known == 0 || known == CK_CLAIMED_ERASED || known == CK_ERASED_BUT_FIRST)
         n = 1;
     else if (known == CK_ERASING)
-        n = fs->segs[fs->anchor[anchor ^ 1u]].erased_to + 1u;
+        n = cn_dev_front(fs, fs->anchor[anchor ^ 1u]) + 1u;
     if (n >= anchor_blocks(fs) || n > CN_CK_F_OTHER_BLOCKS_MAX)
         n = 0; /* all of it: the same as not known */
     return n;
@@ -747,7 +719,10 @@ static int ck_read_copy(cairn *fs, uint32_t first_page, int load, uint32_t *seq_
 {
     uint32_t ps = fs->page_size, len = ck_len(fs), j, crc = 0, stored = 0, i, lo, hi;
     uint8_t *b = fs->scratch2;
+    uint8_t ent[CN_CK_ENTRY]; /* entries may straddle pages */
     int err;
+    if (load)
+        cn_seg_load_begin(fs);
     for (j = 0; j < fs->ckpt_pages && j * ps < len; j++) {
         uint32_t n = len - j * ps < ps ? len - j * ps : ps;
         err = cn_dev_read(fs, first_page + j, 0, b, ps);
@@ -784,12 +759,17 @@ static int ck_read_copy(cairn *fs, uint32_t first_page, int load, uint32_t *seq_
         }
         if (load) {
             table_span(fs, j, &lo, &hi);
-            for (i = lo; i < hi; i++)
-                set_entry_byte(&fs->segs[i / CN_CK_ENTRY], i % CN_CK_ENTRY,
-                               b[CN_CK_HDR + i - j * ps]);
+            for (i = lo; i < hi; i++) {
+                ent[i % CN_CK_ENTRY] = b[CN_CK_HDR + i - j * ps];
+                if (i % CN_CK_ENTRY == CN_CK_ENTRY - 1u &&
+                    cn_seg_entry_in(fs, i / CN_CK_ENTRY, ent) != 0)
+                    return CAIRN_ERR_CORRUPT;
+            }
         }
         crc = cn_crc32(crc, b, n);
     }
+    if (load)
+        cn_seg_load_end(fs);
     return cn_crc_ok(stored, crc) ? 0 : CAIRN_ERR_CORRUPT;
 }
 
@@ -797,14 +777,11 @@ static int ck_read_copy(cairn *fs, uint32_t first_page, int load, uint32_t *seq_
 static int ck_read(cairn *fs, uint32_t anchor, uint32_t slot, int load, uint32_t *seq_out,
                    uint32_t *flags_out)
 {
-    uint32_t c, s;
+    uint32_t c;
     int err = CAIRN_ERR_CORRUPT;
     for (c = 0; c < fs->ckpt_copies && err; c++)
         err = ck_read_copy(fs, slot_page(fs, anchor, slot) + c * fs->ckpt_pages, load,
                            seq_out, flags_out);
-    if (!err && load)
-        for (s = 0; s < fs->seg_count; s++)
-            fs->segs[s].aux = 0;
     return err;
 }
 
@@ -947,7 +924,7 @@ int cn_ckpt_load(cairn *fs)
     adopt_anchors(fs);
     for (a = 0; a < 2; a++) /* cn_seg_mark_erased leaves the anchors to this */
         if (fs->ckpt_blank_from[a] != CK_ERASING)
-            fs->segs[fs->anchor[a]].erased_to = (uint16_t)anchor_blocks(fs);
+            cn_dev_set_front(fs, fs->anchor[a], anchor_blocks(fs));
     return clean;
 }
 

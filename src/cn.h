@@ -135,20 +135,41 @@ static inline int cn_crc_ok(uint32_t stored, uint32_t computed)
 }
 
 /* ---- segments (logical blocks) ---- */
-/* (states and flags: format.h) */
+/* (states and flags: format.h) One segment's entry in RAM, 4 bytes (the RAM
+ * formula's only per-segment term, docs/DESIGN.md "RAM"). The checkpoint
+ * stores 12 (FORMAT.md): the erase count is kept here relative to the least
+ * worn segment in service (fs->wear_base), saturating, and the age of the
+ * data as a class, about log2 of the ticks since the segment was opened
+ * (seg.c). A replay's pins are the states it sets (fs.c pin_record); what a
+ * lazily erased segment has erased lives in device.c's fronts. */
 struct cn_seg {
-    uint32_t erase_count;
-    uint32_t stamp; /* segment clock when it was opened: the age of its data */
-    uint16_t live;  /* live pages (data and tree nodes) */
-    uint16_t aux;   /* RAM only: replay pins it, the check counts pages in it */
-    uint8_t state;  /* enum cn_seg_state */
-    uint8_t flags;  /* CN_SF_* */
-    /* RAM only: erase blocks from the segment's start erased before use; a
-     * program into a block at or past it erases that block first (a segment
-     * handed out erases its first block only, so a write call erases at most
-     * one block, device.c). The whole segment when not lazily erased. */
-    uint16_t erased_to;
+    unsigned int live : 16; /* live pages (data and tree nodes) */
+    unsigned int state : 3; /* enum cn_seg_state */
+    unsigned int flags : 5; /* CN_SF_* */
+    unsigned int wear : 5;  /* erase count - fs->wear_base, at most CN_WEAR_MAX */
+    unsigned int age : 3;   /* age class of its data, 0 (new) to CN_AGE_MAX */
 };
+#define CN_WEAR_MAX 31u
+#define CN_AGE_MAX 7u
+typedef char cn_seg_is_4_bytes[sizeof(struct cn_seg) == 4 ? 1 : -1];
+typedef char cn_seg_flags_fit[(CN_SF_NODES | CN_SF_SCRUB | CN_SF_FAILING | CN_SF_STUCK |
+                               CN_SF_EVICT) < 32u ? 1 : -1];
+typedef char cn_seg_states_fit[CN_SEG_BAD < 8 ? 1 : -1];
+static inline void cn_seg_set_flags(struct cn_seg *g, unsigned f) { g->flags = f & 0x1Fu; }
+static inline void cn_seg_add_flags(struct cn_seg *g, unsigned f) { g->flags = (g->flags | f) & 0x1Fu; }
+static inline void cn_seg_clear_flags(struct cn_seg *g, unsigned f) { g->flags = g->flags & ~f & 0x1Fu; }
+
+/* device.c: how far a segment that is being written is erased. A segment
+ * handed out lazily has only its first erase block erased, and a program
+ * that reaches a block at or past `erased` erases it first; at most
+ * CN_FRONTS segments are part-erased at once (the heads, the journal, the
+ * anchors, a replacement anchor and one being handed out). A segment with no
+ * front is erased as far as anything will be programmed into it. */
+struct cn_front {
+    uint32_t seg; /* CN_NONE: unused */
+    uint32_t erased; /* erase blocks from the segment's start erased before use */
+};
+#define CN_FRONTS 16u
 #define CN_SF_URGENT (CN_SF_SCRUB | CN_SF_FAILING | CN_SF_EVICT)
 
 /* Heads: where each kind of write appends. Files written side by side get a
@@ -239,8 +260,8 @@ struct cn_handle {
 };
 
 struct cairn {
-    struct cairn_config cfg;
     struct cairn_dev *dev;
+    uint32_t commit_pages; /* journal pages between commits (cfg.commit_pages) */
     /* geometry in pages */
     uint32_t page_size, seg_pages, seg_count, node_pages, node_size;
     uint8_t medium;     /* enum cairn_medium (one byte: the context fits CAIRN_CONTEXT_SIZE) */
@@ -266,6 +287,7 @@ struct cairn {
     struct cn_log log;
     /* RAM areas carved out of cfg.mem (or the mount's malloc) */
     struct cn_seg *segs;
+    struct cn_front *fronts; /* CN_FRONTS (device.c) */
     struct cn_slot *slots;
     uint32_t nslots;
     uint8_t *cache;   /* nslots * node_size */
@@ -301,6 +323,8 @@ struct cairn {
     uint32_t anchor_old;   /* the failing anchor, while the checkpoint that
                               names its replacement goes into the replacement */
     uint32_t seg_clock; /* counts segments opened: the age scale of GC */
+    uint32_t wear_base; /* erase count of the least worn segment in service */
+    uint32_t anchor_erases[2]; /* the anchors' erase counts, exact */
     uint32_t head_owner[CN_DATA_HEADS_MAX]; /* file id writing through it, 0 none */
     uint32_t head_used[CN_DATA_HEADS_MAX];  /* clock of its last use (sharing) */
     uint32_t reserved;  /* pages promised by cairn_fallocate to open files */
@@ -329,7 +353,13 @@ struct cairn {
 int cn_dev_read(cairn *fs, uint32_t page, uint32_t off, void *buf, uint32_t len);
 int cn_dev_prog(cairn *fs, uint32_t page, uint32_t off, const void *buf,
                 uint32_t len, const void *spare, uint32_t spare_len);
+/* Erases; the erase counts are the segment table's (seg.c counts them). */
 int cn_dev_erase_seg(cairn *fs, uint32_t seg);
+int cn_dev_erase_first(cairn *fs, uint32_t seg);
+int cn_dev_erase_next(cairn *fs, uint32_t seg);
+int cn_dev_erase_block(cairn *fs, uint32_t seg, uint32_t i);
+uint32_t cn_dev_front(const cairn *fs, uint32_t seg);
+void cn_dev_set_front(cairn *fs, uint32_t seg, uint32_t erased);
 int cn_dev_sync(cairn *fs);
 int cn_dev_blank(cairn *fs, uint32_t page, uint32_t off, uint8_t *buf, uint32_t len,
                  int *blank);
@@ -391,10 +421,20 @@ int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg);
 int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out);
 int cn_seg_pre_erase(cairn *fs);
 int cn_seg_erase_soon(cairn *fs);
-int cn_dev_erase_first(cairn *fs, uint32_t seg);
-int cn_dev_erase_next(cairn *fs, uint32_t seg);
-int cn_dev_erase_block(cairn *fs, uint32_t seg, uint32_t i);
+int cn_seg_erase_whole(cairn *fs, uint32_t seg);
+int cn_seg_erase_first(cairn *fs, uint32_t seg);
 void cn_seg_mark_erased(cairn *fs);
+/* wear and age (seg.c): erase counts relative to fs->wear_base, ages in
+ * classes; a checkpoint's 12-byte entries expand and compress them */
+uint32_t cn_seg_erases(const cairn *fs, uint32_t seg);
+void cn_seg_opened(cairn *fs, uint32_t seg);
+uint32_t cn_seg_age(const cairn *fs, uint32_t seg);
+void cn_seg_age_at_least(cairn *fs, uint32_t seg, uint32_t from);
+void cn_seg_entry_out(const cairn *fs, uint32_t seg, uint8_t *e);
+void cn_seg_load_begin(cairn *fs);
+int cn_seg_entry_in(cairn *fs, uint32_t seg, const uint8_t *e);
+void cn_seg_load_end(cairn *fs);
+void cn_seg_set_anchors(cairn *fs, uint32_t a0, uint32_t a1);
 void cn_live_add(cairn *fs, uint32_t page, int32_t delta);
 uint32_t cn_free_segs(const cairn *fs);
 uint32_t cn_dead_segs(const cairn *fs);

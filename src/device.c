@@ -17,7 +17,7 @@ static int note_result(cairn *fs, uint32_t page, int r)
 {
     uint32_t s = page / fs->seg_pages;
     if (s < fs->seg_count && (r == CAIRN_DEV_PROG_FAIL || r == CAIRN_DEV_ERASE_FAIL))
-        fs->segs[s].flags |= CN_SF_FAILING;
+        cn_seg_add_flags(&fs->segs[s], CN_SF_FAILING);
     return map_result(r);
 }
 
@@ -28,7 +28,7 @@ static int note_read(cairn *fs, uint32_t page, int r)
 {
     uint32_t s = page / fs->seg_pages;
     if (r == CAIRN_DEV_CORRECTED && s >= fs->seg_base && s < fs->seg_count)
-        fs->segs[s].flags |= CN_SF_SCRUB;
+        cn_seg_add_flags(&fs->segs[s], CN_SF_SCRUB);
     return map_result(r);
 }
 
@@ -81,29 +81,85 @@ static int erase_block(cairn *fs, uint32_t seg, uint32_t i)
     return note_result(fs, seg * fs->seg_pages, d->erase(d->ctx, seg * (fs->seg_pages / ppb) + i));
 }
 
+/* ---- erase fronts ---- */
+
+static uint32_t blocks_per_seg(const cairn *fs)
+{
+    return fs->seg_pages / fs->dev->geo.pages_per_block;
+}
+
+static struct cn_front *front_find(const cairn *fs, uint32_t seg)
+{
+    uint32_t i;
+    for (i = 0; i < CN_FRONTS; i++)
+        if (fs->fronts[i].seg == seg)
+            return &fs->fronts[i];
+    return NULL;
+}
+
+/* Erase blocks from segment seg's start known erased: its front, or the
+ * whole segment when it has none (erased whole, or written no further). */
+uint32_t cn_dev_front(const cairn *fs, uint32_t seg)
+{
+    const struct cn_front *f = front_find(fs, seg);
+    return f != NULL ? f->erased : blocks_per_seg(fs);
+}
+
+/* A front no writer can use any more: its segment is neither written by a
+ * head or the journal nor an anchor (the writer moved on, the segment was
+ * freed). Stale fronts are reused when the table is full. */
+static int front_stale(const cairn *fs, const struct cn_front *f)
+{
+    unsigned st = fs->segs[f->seg].state;
+    return st != CN_SEG_OPEN && st != CN_SEG_LOG && st != CN_SEG_ANCHOR;
+}
+
+void cn_dev_set_front(cairn *fs, uint32_t seg, uint32_t erased)
+{
+    struct cn_front *f = front_find(fs, seg);
+    uint32_t i;
+    if (erased >= blocks_per_seg(fs)) { /* erased whole: no front */
+        if (f != NULL)
+            f->seg = CN_NONE;
+        return;
+    }
+    for (i = 0; i < CN_FRONTS && f == NULL; i++)
+        if (fs->fronts[i].seg == CN_NONE)
+            f = &fs->fronts[i];
+    for (i = 0; i < CN_FRONTS && f == NULL; i++)
+        if (front_stale(fs, &fs->fronts[i]))
+            f = &fs->fronts[i];
+    /* more part-erased segments than writers and anchors: cannot happen
+     * (CN_FRONTS counts them all) */
+    CN_ASSERT(f != NULL);
+    if (f == NULL)
+        f = &fs->fronts[0];
+    f->seg = seg;
+    f->erased = erased;
+}
+
 /* A segment handed out lazily (cn_seg_alloc) has only its first erase block
  * erased: the blocks that pages [page, page + npages) reach and that are not
  * erased yet are erased now, in order. One program call so erases at most
  * the blocks it writes into, and a sequential writer one block per block it
- * fills. The erase count grows once per segment (cn_dev_erase_first). */
+ * fills. The erase count grows once per segment (seg.c counts it). */
 static int erase_ahead(cairn *fs, uint32_t page, uint32_t npages)
 {
     uint32_t ppb = fs->dev->geo.pages_per_block;
-    uint32_t seg = page / fs->seg_pages, last;
-    struct cn_seg *g;
+    uint32_t seg = page / fs->seg_pages, last, to;
     if (seg >= fs->seg_count)
         return 0;
-    g = &fs->segs[seg];
+    to = cn_dev_front(fs, seg);
     last = (page % fs->seg_pages + (npages ? npages : 1) - 1) / ppb;
     /* I3: an anchor is erased whole before its first slot is programmed
      * (ckpt.c: at once or a block a call), so an erase here never reaches
      * the slots of the newest checkpoint */
-    CN_ASSERT(g->erased_to > last || g->state != CN_SEG_ANCHOR);
-    while (g->erased_to <= last) {
-        int err = erase_block(fs, seg, g->erased_to);
+    CN_ASSERT(to > last || fs->segs[seg].state != CN_SEG_ANCHOR);
+    while (to <= last) {
+        int err = erase_block(fs, seg, to);
         if (err)
             return err;
-        g->erased_to++;
+        cn_dev_set_front(fs, seg, ++to);
     }
     return 0;
 }
@@ -152,7 +208,7 @@ int cn_dev_prog(cairn *fs, uint32_t page, uint32_t off, const void *buf,
 int cn_dev_erase_seg(cairn *fs, uint32_t seg)
 {
     struct cairn_dev *d = fs->dev;
-    uint32_t bpl = fs->seg_pages / d->geo.pages_per_block;
+    uint32_t bpl = blocks_per_seg(fs);
     uint32_t i;
     if (fs->read_only)
         return CAIRN_ERR_ROFS;
@@ -160,34 +216,33 @@ int cn_dev_erase_seg(cairn *fs, uint32_t seg)
         return CAIRN_ERR_CORRUPT;
     ra_forget(fs, seg * fs->seg_pages, fs->seg_pages);
     fs->call_erases++;
-    fs->segs[seg].erase_count++; /* a failed erase wore the block too */
     for (i = 0; i < bpl; i++) {
         int r = d->erase(d->ctx, seg * bpl + i);
         if (r < 0)
             return note_result(fs, seg * fs->seg_pages, r);
     }
-    fs->segs[seg].erased_to = (uint16_t)bpl;
+    cn_dev_set_front(fs, seg, bpl);
     return 0;
 }
 
 /* Idle time: erase the next block of a lazily erased segment that a writer
- * is filling (nothing lives past erased_to: writers fill blocks in order). */
+ * is filling (nothing lives past its front: writers fill blocks in order). */
 int cn_dev_erase_next(cairn *fs, uint32_t seg)
 {
-    struct cn_seg *g = &fs->segs[seg];
+    uint32_t to;
     int err;
     if (fs->read_only)
         return CAIRN_ERR_ROFS;
-    if (seg >= fs->seg_count || g->erased_to >= fs->seg_pages / fs->dev->geo.pages_per_block)
+    if (seg >= fs->seg_count || (to = cn_dev_front(fs, seg)) >= blocks_per_seg(fs))
         return CAIRN_ERR_CORRUPT;
-    err = erase_block(fs, seg, g->erased_to);
+    err = erase_block(fs, seg, to);
     if (err == 0)
-        g->erased_to++;
+        cn_dev_set_front(fs, seg, to + 1u);
     return err;
 }
 
 /* Erase a segment's first block only; the others are erased when a program
- * first reaches them (erase_ahead). Counts as the segment's erase. */
+ * first reaches them (erase_ahead). */
 int cn_dev_erase_first(cairn *fs, uint32_t seg)
 {
     int err;
@@ -195,17 +250,15 @@ int cn_dev_erase_first(cairn *fs, uint32_t seg)
         return CAIRN_ERR_ROFS;
     if (seg >= fs->seg_count)
         return CAIRN_ERR_CORRUPT;
-    fs->segs[seg].erase_count++;
-    fs->segs[seg].erased_to = 0;
+    cn_dev_set_front(fs, seg, 0);
     err = erase_block(fs, seg, 0);
     if (err == 0)
-        fs->segs[seg].erased_to = 1;
+        cn_dev_set_front(fs, seg, 1);
     return err;
 }
 
 /* Erase block i of an anchor (ckpt.c: the blocks after the first of an anchor
- * left behind, last one first). Neither the erase count nor erased_to move:
- * the anchor's erase is counted when its first block is erased. */
+ * left behind, last one first). Its front does not move (ckpt.c keeps it). */
 int cn_dev_erase_block(cairn *fs, uint32_t seg, uint32_t i)
 {
     if (fs->read_only)

@@ -14,7 +14,7 @@ size_t cairn_context_size(void) { return sizeof(struct cairn); }
 struct layout {
     uint32_t page_size, seg_pages, seg_count, node_size, nslots, max_open, commit_pages;
     uint32_t ckpt_pages;
-    uint32_t off_segs, off_slots, off_cache, off_scratch, off_scratch2, off_logpage;
+    uint32_t off_segs, off_fronts, off_slots, off_cache, off_scratch, off_scratch2, off_logpage;
     uint32_t off_files, off_handles, off_bufs, off_rec, total;
 };
 
@@ -135,7 +135,8 @@ static void place(const struct cairn_config *cfg, uint32_t bpl, struct layout *l
     l->ckpt_pages = (CN_CK_HDR + CN_CK_ENTRY * l->seg_count + g->page_size - 1) / g->page_size;
     scratch = g->page_size > CN_REC_MAX ? g->page_size : CN_REC_MAX;
     l->off_segs = 0;
-    l->off_slots = align8(l->off_segs + l->seg_count * (uint32_t)sizeof(struct cn_seg));
+    l->off_fronts = align8(l->off_segs + l->seg_count * (uint32_t)sizeof(struct cn_seg));
+    l->off_slots = align8(l->off_fronts + CN_FRONTS * (uint32_t)sizeof(struct cn_front));
     l->off_cache = align8(l->off_slots + l->nslots * (uint32_t)sizeof(struct cn_slot));
     l->off_scratch = l->off_cache + l->nslots * l->node_size;
     l->off_scratch2 = align8(l->off_scratch + scratch);
@@ -231,8 +232,7 @@ static int setup(cairn *fs, const struct cairn_config *cfg)
     if (plan(cfg, &l) != W_OK || !mem_ok(cfg, &l))
         return CAIRN_ERR_INVAL;
     memset(fs, 0, sizeof *fs);
-    fs->cfg = *cfg;
-    fs->cfg.commit_pages = l.commit_pages;
+    fs->commit_pages = l.commit_pages;
     fs->dev = cfg->dev;
     if (cfg->mem) {
         m = (uint8_t *)cfg->mem;
@@ -261,13 +261,19 @@ static int setup(cairn *fs, const struct cairn_config *cfg)
     fs->ckpt_pages = l.ckpt_pages;
     fs->ckpt_copies = fs->medium == CAIRN_MEDIUM_NAND ? 2 : 1;
     fs->data_heads = cfg->data_heads ? cfg->data_heads : (l.seg_count < 64u ? 1 : 4);
+    /* erase counts are kept up to CN_WEAR_MAX above the least worn (seg.c) */
     fs->wear_spread = cfg->wear_spread ? cfg->wear_spread : 16;
+    if (fs->wear_spread > CN_WEAR_MAX - 1u)
+        fs->wear_spread = CN_WEAR_MAX - 1u;
     fs->gc_step = cfg->gc_step_pages ? cfg->gc_step_pages : 16;
     fs->gc.victim = CN_NONE;
     fs->ckpt_blank_from[0] = fs->ckpt_blank_from[1] = CN_NONE;
     fs->anchor_evict = fs->anchor_new = fs->anchor_old = CN_NONE;
     fs->ckpt_mark_page = CN_NONE;
     fs->segs = (struct cn_seg *)(void *)(m + l.off_segs);
+    fs->fronts = (struct cn_front *)(void *)(m + l.off_fronts);
+    for (i = 0; i < CN_FRONTS; i++)
+        fs->fronts[i].seg = CN_NONE;
     fs->slots = (struct cn_slot *)(void *)(m + l.off_slots);
     fs->cache = m + l.off_cache;
     fs->scratch = m + l.off_scratch;
@@ -308,7 +314,7 @@ static int erase_anchors(cairn *fs)
     for (tries = 0; tries < 8; tries++) {
         int err = find_anchors(fs), retry = 0;
         for (a = 0; a < 2 && !err && !retry; a++) {
-            err = cn_dev_erase_seg(fs, fs->anchor[a]);
+            err = cn_seg_erase_whole(fs, fs->anchor[a]);
             if (err && (fs->segs[fs->anchor[a]].flags & CN_SF_FAILING)) {
                 cn_seg_retire(fs, fs->anchor[a]); /* marks its blocks bad */
                 err = 0;
@@ -381,7 +387,7 @@ int cairn_format(cairn *fs, const struct cairn_config *cfg)
         err = cn_seg_alloc(fs, CN_RECOVERY_SEGS, 0, &fs->log.seg);
     if (!err) {
         fs->segs[fs->log.seg].state = CN_SEG_LOG;
-        fs->segs[fs->log.seg].stamp = ++fs->seg_clock;
+        cn_seg_opened(fs, fs->log.seg);
         err = cn_cache_flush(fs);
     }
     if (!err)
@@ -402,9 +408,10 @@ static int pin_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len, v
         s = cn_seg_of(fs, cn_get32(p + 12));
     else if (type == CN_R_NEXT && len == CN_RL_NEXT)
         s = cn_get32(p);
+    /* the pin: a segment the journal names is not free while it replays
+     * (no checkpoint comes before the replay's end, so nothing frees it) */
     if (s >= fs->seg_base && s < fs->seg_count) {
         struct cn_seg *g = &fs->segs[s];
-        g->aux = 1;
         if (g->state == CN_SEG_FREE || g->state == CN_SEG_ERASED)
             g->state = type == CN_R_NEXT ? CN_SEG_LOG : CN_SEG_FULL;
     }
@@ -511,8 +518,6 @@ static int recover(cairn *fs)
     if (err)
         return err == CAIRN_ERR_IO ? err : CAIRN_ERR_CORRUPT;
     fs->log.seq += n;
-    for (s = 0; s < fs->seg_count; s++)
-        fs->segs[s].aux = 0;
     if (fs->read_only)
         return 0;
     cn_ckpt_first_of_session(fs, 1);
@@ -637,7 +642,8 @@ int cairn_sync(cairn *fs)
 int cairn_fs_stat(cairn *fs, struct cairn_fsinfo *info)
 {
     uint64_t live = 0, seg_bytes;
-    uint32_t s, usable = 0, sum = 0;
+    uint32_t s, usable = 0;
+    uint64_t sum = 0;
     int err = cn_fs_ready(fs, 0);
     if (err)
         return err;
@@ -652,11 +658,11 @@ int cairn_fs_stat(cairn *fs, struct cairn_fsinfo *info)
         }
         live += fs->segs[s].live;
         usable++;
-        sum += fs->segs[s].erase_count;
+        sum += cn_seg_erases(fs, s);
     }
     info->bad_blocks += fs->seg_base - 2; /* factory-bad before the anchors */
     cn_wear_spread(fs, &info->erase_min, &info->erase_max);
-    info->erase_mean = usable ? sum / usable : 0;
+    info->erase_mean = usable ? (uint32_t)(sum / usable) : 0;
     info->total_bytes = (uint64_t)usable * seg_bytes;
     info->used_bytes = live * fs->page_size;
     info->free_bytes = cn_free_promise(fs); /* what one new file surely takes (alloc.c) */

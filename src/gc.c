@@ -18,9 +18,10 @@
  * that moved past a key never needs to come back. */
 #include "cn.h"
 
+/* The age of a segment's data, in ticks of the segment clock (seg.c). */
 static uint32_t age_of(const cairn *fs, uint32_t s)
 {
-    return fs->seg_clock - fs->segs[s].stamp;
+    return cn_seg_age(fs, s);
 }
 
 static uint64_t benefit(const cairn *fs, uint32_t s)
@@ -60,7 +61,7 @@ static uint32_t pick_victim(cairn *fs, int for_space)
         if ((g->flags & CN_SF_URGENT) && (!for_space || (g->flags & CN_SF_EVICT)) &&
             cn_gc_fits(fs, g->live, for_space))
             return s;
-        if (level && g->erase_count == min_erase &&
+        if (level && cn_seg_erases(fs, s) == min_erase &&
             (coldest == CN_NONE || age_of(fs, s) > age_of(fs, coldest)))
             coldest = s;
         if (g->live >= fs->seg_pages)
@@ -119,8 +120,7 @@ static int move_run(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint3
             return err;
         }
     }
-    if (fs->segs[cn_seg_of(fs, to)].stamp > fs->segs[fs->gc.victim].stamp)
-        fs->segs[cn_seg_of(fs, to)].stamp = fs->segs[fs->gc.victim].stamp; /* old data */
+    cn_seg_age_at_least(fs, cn_seg_of(fs, to), fs->gc.victim); /* old data */
     cn_put32(p, id);
     cn_put32(p + 4, fpage);
     cn_put32(p + 8, phys);
@@ -252,8 +252,8 @@ static int end_victim(cairn *fs, int for_space)
             return CAIRN_ERR_CORRUPT; /* the table counted pages nothing refers to */
         /* pages that cannot be read stay where they are (reading them gives
          * CAIRN_ERR_IO); the segment is not chosen again while they live */
-        fs->segs[fs->gc.victim].flags =
-            (uint8_t)((fs->segs[fs->gc.victim].flags & ~CN_SF_URGENT) | CN_SF_STUCK);
+        cn_seg_clear_flags(&fs->segs[fs->gc.victim], CN_SF_URGENT);
+        cn_seg_add_flags(&fs->segs[fs->gc.victim], CN_SF_STUCK);
     }
     if (for_space && !commit_due(fs))
         return 0; /* dead: freed by the commit of a later victim */

@@ -35,10 +35,25 @@ static void check_segments(const cairn *fs)
         CN_ASSERT(g->state != CN_SEG_ANCHOR || s == fs->anchor_new);
         CN_ASSERT(g->state != CN_SEG_BAD || g->live == 0);
         free += (uint32_t)((g->state == CN_SEG_FREE || g->state == CN_SEG_ERASED) &&
-                           g->live == 0 && !g->aux &&
-                           !(g->flags & (CN_SF_FAILING | CN_SF_EVICT)));
+                           g->live == 0 && !(g->flags & (CN_SF_FAILING | CN_SF_EVICT)));
     }
     CN_ASSERT(free == cn_free_segs(fs)); /* I7: free means free and not withheld */
+}
+
+/* I13: every part-erased segment has a front of its own (device.c), and a
+ * writer's segment has its first block erased (it was when handed out). */
+static void check_fronts(const cairn *fs)
+{
+    uint32_t i, j, h;
+    for (i = 0; i < CN_FRONTS; i++)
+        for (j = i + 1u; j < CN_FRONTS && fs->fronts[i].seg != CN_NONE; j++)
+            CN_ASSERT(fs->fronts[j].seg != fs->fronts[i].seg);
+    for (h = 0; h < CN_HEADS; h++)
+        if (fs->head[h].seg != CN_NONE && fs->head[h].seg < fs->seg_count &&
+            fs->segs[fs->head[h].seg].state == CN_SEG_OPEN)
+            CN_ASSERT(cn_dev_front(fs, fs->head[h].seg) >= 1u);
+    if (fs->log.seg < fs->seg_count)
+        CN_ASSERT(cn_dev_front(fs, fs->log.seg) >= 1u);
 }
 
 /* I8: heads append inside open segments; the journal writes inside its own. */
@@ -99,6 +114,7 @@ void cn_state_check(const cairn *fs)
         return;
     check_anchors(fs);
     check_segments(fs);
+    check_fronts(fs);
     check_cache(fs);
     check_files(fs);
     if (!fs->read_only)

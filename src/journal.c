@@ -123,7 +123,7 @@ static int switch_segment(cairn *fs)
     if (err)
         return err;
     fs->segs[s].state = CN_SEG_LOG;
-    fs->segs[s].stamp = ++fs->seg_clock;
+    cn_seg_opened(fs, s);
     if (paged(fs) && fs->page_size - fs->log.off % fs->page_size < CN_REC_HDR + CN_RL_NEXT) {
         err = pad_page(fs);
         if (err)
@@ -163,7 +163,7 @@ int cn_log_restart(cairn *fs, uint32_t floor)
     if (err)
         return err;
     fs->segs[s].state = CN_SEG_LOG;
-    fs->segs[s].stamp = ++fs->seg_clock;
+    cn_seg_opened(fs, s);
     fs->log.seg = s;
     fs->log.off = 0;
     fs->log.flushed = 0;

@@ -1,16 +1,215 @@
-/* Segment (logical block) table. The table lives in RAM (16 bytes a segment,
+/* Segment (logical block) table. The table lives in RAM (4 bytes a segment,
  * fixed at mount) and is written whole in each checkpoint; keeping it out of
  * the tree avoids the feedback loop of a tree that would have to account for
  * its own node writes (F2FS keeps its SIT apart for the same reason). It holds
  * what allocation, garbage collection and wear levelling decide on: state,
- * live pages, erase count and the age of the data. */
+ * live pages, erase count and the age of the data.
+ *
+ * The checkpoint's entry is 12 bytes (erase count and the clock when the
+ * segment was opened, 32 bits each: FORMAT.md); RAM keeps 4. Wear levelling
+ * and allocation compare erase counts, never use their size: each is kept as
+ * its distance from the least worn segment in service (fs->wear_base),
+ * saturating at CN_WEAR_MAX, far above the spread static levelling allows
+ * (cfg.wear_spread, at most CN_WEAR_MAX - 1). GC's cost-benefit weighs the
+ * age of the data: kept as a class that grows by one at tick n when n is a
+ * multiple of 2^class (a tick: seg_count / 16 segments opened), so a class
+ * is about 1 + log2 of the ticks since the segment was opened; a checkpoint
+ * stores the age the class stands for. The anchors' erase counts, which
+ * grow much faster than the others, are kept exact (fs->anchor_erases). */
 #include "cn.h"
 
 static int seg_is_free(const cairn *fs, uint32_t s)
 {
     const struct cn_seg *g = &fs->segs[s];
     return (g->state == CN_SEG_FREE || g->state == CN_SEG_ERASED) && g->live == 0 &&
-           !g->aux && !(g->flags & (CN_SF_FAILING | CN_SF_EVICT));
+           !(g->flags & (CN_SF_FAILING | CN_SF_EVICT));
+}
+
+/* ---- wear: erase counts relative to the least worn segment ---- */
+
+/* Segment g's distance from the base becomes d, saturated. */
+static void set_wear(struct cn_seg *g, uint32_t d)
+{
+    g->wear = (d < CN_WEAR_MAX ? d : CN_WEAR_MAX) & CN_WEAR_MAX;
+}
+
+/* Segments whose wear levelling and allocation weigh: in service, not an
+ * anchor (a replacement anchor included: it is erased as anchors are). */
+static int wears(const cairn *fs, uint32_t s)
+{
+    unsigned st = fs->segs[s].state;
+    return s >= fs->seg_base && st != CN_SEG_BAD && st != CN_SEG_ANCHOR;
+}
+
+static int anchor_index(const cairn *fs, uint32_t s)
+{
+    return s == fs->anchor[0] ? 0 : s == fs->anchor[1] ? 1 : -1;
+}
+
+uint32_t cn_seg_erases(const cairn *fs, uint32_t s)
+{
+    int a = anchor_index(fs, s);
+    return a >= 0 ? fs->anchor_erases[a] : fs->wear_base + fs->segs[s].wear;
+}
+
+/* Keep the least worn segment at wear 0: when none is left there, every
+ * wear goes down by the least one and the base up. */
+static void rebase(cairn *fs)
+{
+    uint32_t s, low = CN_WEAR_MAX;
+    for (s = fs->seg_base; s < fs->seg_count && low > 0; s++)
+        if (wears(fs, s) && fs->segs[s].wear < low)
+            low = fs->segs[s].wear;
+    if (low == 0 || low == CN_WEAR_MAX)
+        return; /* (all saturated: nothing to go by) */
+    fs->wear_base += low;
+    for (s = fs->seg_base; s < fs->seg_count; s++)
+        if (wears(fs, s))
+            fs->segs[s].wear = (fs->segs[s].wear - low) & CN_WEAR_MAX;
+}
+
+/* One erase of segment s (a failed one wore the block too). */
+static void count_erase(cairn *fs, uint32_t s)
+{
+    int a = anchor_index(fs, s);
+    struct cn_seg *g = &fs->segs[s];
+    if (a >= 0) {
+        fs->anchor_erases[a]++;
+        return;
+    }
+    set_wear(g, g->wear + 1u);
+    if (g->wear == 1u && wears(fs, s))
+        rebase(fs);
+}
+
+/* The anchors become a0 and a1 (a failing one replaced, ckpt.c): each erase
+ * count goes with its segment, and a replacement's goes on exact. */
+void cn_seg_set_anchors(cairn *fs, uint32_t a0, uint32_t a1)
+{
+    uint32_t e0 = cn_seg_erases(fs, a0), e1 = cn_seg_erases(fs, a1);
+    fs->anchor[0] = a0;
+    fs->anchor[1] = a1;
+    fs->anchor_erases[0] = e0;
+    fs->anchor_erases[1] = e1;
+}
+
+int cn_seg_erase_whole(cairn *fs, uint32_t seg)
+{
+    if (seg < fs->seg_count && !fs->read_only)
+        count_erase(fs, seg);
+    return cn_dev_erase_seg(fs, seg);
+}
+
+int cn_seg_erase_first(cairn *fs, uint32_t seg)
+{
+    if (seg < fs->seg_count && !fs->read_only)
+        count_erase(fs, seg);
+    return cn_dev_erase_first(fs, seg);
+}
+
+/* ---- age: classes that grow about as log2 of the time ---- */
+
+static uint32_t tick_len(const cairn *fs)
+{
+    return fs->seg_count / 16u > 0 ? fs->seg_count / 16u : 1u;
+}
+
+/* The ticks a class stands for (and back: the class of an age in ticks). */
+static uint32_t class_ticks(uint32_t c) { return c == 0 ? 0 : 1u << (c - 1u); }
+static unsigned ticks_class(uint32_t t)
+{
+    unsigned c = 0;
+    while (t > 0 && c < CN_AGE_MAX) {
+        c++;
+        t >>= 1;
+    }
+    return c;
+}
+
+uint32_t cn_seg_age(const cairn *fs, uint32_t s) { return class_ticks(fs->segs[s].age); }
+
+/* Data moved from `from` into s keeps its age. */
+void cn_seg_age_at_least(cairn *fs, uint32_t s, uint32_t from)
+{
+    if (fs->segs[s].age < fs->segs[from].age)
+        fs->segs[s].age = fs->segs[from].age & CN_AGE_MAX;
+}
+
+/* Segment s was opened by a writer: new data, and the clock moves on. */
+void cn_seg_opened(cairn *fs, uint32_t s)
+{
+    uint32_t t, n;
+    fs->segs[s].age = 0;
+    if (++fs->seg_clock % tick_len(fs) != 0)
+        return;
+    n = fs->seg_clock / tick_len(fs);
+    for (t = fs->seg_base; t < fs->seg_count; t++) {
+        struct cn_seg *g = &fs->segs[t];
+        if (t != s && g->age < CN_AGE_MAX && n % (1u << g->age) == 0 &&
+            (g->state == CN_SEG_OPEN || g->state == CN_SEG_FULL || g->state == CN_SEG_LOG))
+            g->age = (g->age + 1u) & CN_AGE_MAX;
+    }
+}
+
+/* ---- the checkpoint's 12-byte entries ---- */
+
+void cn_seg_entry_out(const cairn *fs, uint32_t s, uint8_t *e)
+{
+    const struct cn_seg *g = &fs->segs[s];
+    cn_put32(e + CN_CK_E_ERASES, cn_seg_erases(fs, s));
+    cn_put32(e + CN_CK_E_STAMP, fs->seg_clock - class_ticks(g->age) * tick_len(fs));
+    cn_put16(e + CN_CK_E_LIVE, (uint16_t)g->live);
+    e[CN_CK_E_STATE] = (uint8_t)g->state;
+    e[CN_CK_E_FLAGS] = (uint8_t)g->flags;
+}
+
+/* Loading a table, entry by entry: the erase counts go in relative to the
+ * least seen so far (fs->wear_base), and when a lower one comes every wear
+ * before it goes up by the difference (saturating, as it would have). */
+void cn_seg_load_begin(cairn *fs)
+{
+    fs->wear_base = UINT32_MAX;
+}
+
+static void lower_base(cairn *fs, uint32_t upto, uint32_t count)
+{
+    uint32_t s, d = fs->wear_base - count;
+    if (fs->wear_base != UINT32_MAX)
+        for (s = 0; s < upto; s++)
+            if (anchor_index(fs, s) < 0)
+                set_wear(&fs->segs[s], fs->segs[s].wear + d);
+    fs->wear_base = count;
+}
+
+/* CAIRN_ERR_CORRUPT for a state no cairn writes. Flags no cairn knows are
+ * dropped. */
+int cn_seg_entry_in(cairn *fs, uint32_t s, const uint8_t *e)
+{
+    struct cn_seg *g = &fs->segs[s];
+    uint32_t count = cn_get32(e + CN_CK_E_ERASES);
+    uint32_t age = (fs->seg_clock - cn_get32(e + CN_CK_E_STAMP)) / tick_len(fs);
+    int a = anchor_index(fs, s);
+    if (e[CN_CK_E_STATE] > CN_SEG_BAD)
+        return CAIRN_ERR_CORRUPT;
+    g->live = cn_get16(e + CN_CK_E_LIVE);
+    g->state = e[CN_CK_E_STATE] & 7u;
+    cn_seg_set_flags(g, e[CN_CK_E_FLAGS]);
+    g->age = ticks_class(age) & CN_AGE_MAX;
+    g->wear = 0;
+    if (a >= 0)
+        fs->anchor_erases[a] = count;
+    else if (wears(fs, s) && count < fs->wear_base)
+        lower_base(fs, s, count);
+    if (a < 0 && fs->wear_base != UINT32_MAX && count > fs->wear_base)
+        set_wear(g, count - fs->wear_base);
+    return 0;
+}
+
+void cn_seg_load_end(cairn *fs)
+{
+    if (fs->wear_base == UINT32_MAX)
+        fs->wear_base = 0;
+    rebase(fs);
 }
 
 uint32_t cn_free_segs(const cairn *fs)
@@ -35,14 +234,15 @@ void cn_live_add(cairn *fs, uint32_t page, int32_t delta)
     fs->segs[s].live = (uint16_t)v;
 }
 
-/* Lowest and highest erase count of the segments in service; returns the
- * difference (what static wear levelling watches). */
+/* Lowest and highest erase count of the segments in service, anchors apart
+ * (they are erased far more often, by design); returns the difference (what
+ * static wear levelling watches). */
 uint32_t cn_wear_spread(const cairn *fs, uint32_t *min_out, uint32_t *max_out)
 {
     uint32_t s, lo = UINT32_MAX, hi = 0;
     for (s = fs->seg_base; s < fs->seg_count; s++) {
-        uint32_t e = fs->segs[s].erase_count;
-        if (fs->segs[s].state == CN_SEG_BAD)
+        uint32_t e = fs->segs[s].wear;
+        if (!wears(fs, s))
             continue;
         lo = e < lo ? e : lo;
         hi = e > hi ? e : hi;
@@ -50,9 +250,9 @@ uint32_t cn_wear_spread(const cairn *fs, uint32_t *min_out, uint32_t *max_out)
     if (lo > hi)
         lo = hi;
     if (min_out)
-        *min_out = lo;
+        *min_out = fs->wear_base + lo;
     if (max_out)
-        *max_out = hi;
+        *max_out = fs->wear_base + hi;
     return hi - lo;
 }
 
@@ -63,7 +263,7 @@ uint32_t cn_wear_spread(const cairn *fs, uint32_t *min_out, uint32_t *max_out)
  * data that rarely changes. */
 static int better(const cairn *fs, uint32_t a, uint32_t b, int worn)
 {
-    uint32_t ea = fs->segs[a].erase_count, eb = fs->segs[b].erase_count;
+    uint32_t ea = fs->segs[a].wear, eb = fs->segs[b].wear;
     int za = fs->segs[a].state == CN_SEG_ERASED, zb = fs->segs[b].state == CN_SEG_ERASED;
     if (za != zb)
         return za;
@@ -116,10 +316,10 @@ int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out)
         }
         /* only the first erase block now: the writer erases each of the
          * others when it reaches it, so no call erases a whole segment */
-        err = cn_dev_erase_first(fs, best);
+        err = cn_seg_erase_first(fs, best);
         if (err == 0) {
             fs->segs[best].state =
-                fs->segs[best].erased_to * fs->dev->geo.pages_per_block == fs->seg_pages
+                cn_dev_front(fs, best) * fs->dev->geo.pages_per_block == fs->seg_pages
                     ? CN_SEG_ERASED
                     : CN_SEG_FREE; /* the caller gives it its state at once */
             *seg_out = best;
@@ -139,7 +339,7 @@ static void erased_up_to(cairn *fs, uint32_t seg, uint32_t page)
 {
     uint32_t ppb = fs->dev->geo.pages_per_block, blocks = (page + ppb - 1) / ppb;
     if (seg < fs->seg_count)
-        fs->segs[seg].erased_to = (uint16_t)(blocks > 0 ? blocks : 1);
+        cn_dev_set_front(fs, seg, blocks > 0 ? blocks : 1);
 }
 
 /* After a mount has read the table: what may be programmed without an erase.
@@ -151,42 +351,39 @@ static void erased_up_to(cairn *fs, uint32_t seg, uint32_t page)
  * pages in front of it were written. */
 void cn_seg_mark_erased(cairn *fs)
 {
-    uint32_t s, h, bpl = fs->seg_pages / fs->dev->geo.pages_per_block;
-    for (s = 0; s < fs->seg_count; s++)
-        if (s != fs->anchor[0] && s != fs->anchor[1]) /* the anchors: cn_ckpt_load */
-            fs->segs[s].erased_to = (uint16_t)bpl;
+    uint32_t h;
+    /* every other segment has no front (the anchors': cn_ckpt_load) */
     erased_up_to(fs, fs->log.seg, (fs->log.off + fs->page_size - 1) / fs->page_size);
     for (h = 0; h < CN_HEADS; h++)
         if (fs->head[h].seg != CN_NONE)
             erased_up_to(fs, fs->head[h].seg, fs->head[h].page);
 }
 
-/* Idle time (cairn_gc): erase one free segment that is not erased yet, the
- * least worn (the one hot writes take next), so that a later write finds it
- * ready. Returns 1 when one was erased, 0 when none is left to erase. A
- * segment whose erase fails is retired and the next one tried. An erase cut
- * by power costs nothing: a mount after a cut trusts no erase (fs.c). */
-static int writing_into(const cairn *fs, uint32_t seg)
+/* Writer i (a head, or the journal for i == CN_HEADS): its segment and the
+ * page it programs next inside it; CN_NONE when it has no segment. */
+static uint32_t writer_at(const cairn *fs, uint32_t i, uint32_t *page)
 {
-    uint32_t h;
-    if (seg == fs->log.seg)
-        return 1;
-    for (h = 0; h < CN_HEADS; h++)
-        if (fs->head[h].seg == seg)
-            return 1;
-    return 0;
+    if (i == CN_HEADS) {
+        *page = (fs->log.off + fs->page_size - 1) / fs->page_size;
+        return fs->log.seg;
+    }
+    *page = fs->head[i].page;
+    return fs->head[i].seg;
 }
 
-/* The blocks ahead of a writer in a lazily erased segment come first: they
- * are the next ones a write would erase. */
+/* Idle time (cairn_gc) erases ahead. The blocks ahead of a writer in a
+ * lazily erased segment come first: they are the next ones a write would
+ * erase (the lowest such segment, when several writers have some). */
 static uint32_t lazy_writer_seg(const cairn *fs)
 {
-    uint32_t s, bpl = fs->seg_pages / fs->dev->geo.pages_per_block;
-    for (s = fs->seg_base; s < fs->seg_count; s++)
-        if (fs->segs[s].erased_to < bpl && writing_into(fs, s) &&
+    uint32_t i, s, page, best = CN_NONE, bpl = fs->seg_pages / fs->dev->geo.pages_per_block;
+    for (i = 0; i <= CN_HEADS; i++) {
+        s = writer_at(fs, i, &page);
+        if (s < fs->seg_count && s >= fs->seg_base && s < best && cn_dev_front(fs, s) < bpl &&
             (fs->segs[s].state == CN_SEG_OPEN || fs->segs[s].state == CN_SEG_LOG))
-            return s;
-    return CN_NONE;
+            best = s;
+    }
+    return best;
 }
 
 /* Erase the least worn free segment not erased yet (the one hot writes take
@@ -199,11 +396,11 @@ static int erase_free_seg(cairn *fs)
         int err;
         for (s = fs->seg_base; s < fs->seg_count; s++)
             if (seg_is_free(fs, s) && fs->segs[s].state == CN_SEG_FREE &&
-                (best == CN_NONE || fs->segs[s].erase_count < fs->segs[best].erase_count))
+                (best == CN_NONE || fs->segs[s].wear < fs->segs[best].wear))
                 best = s;
         if (best == CN_NONE)
             return 0;
-        err = cn_dev_erase_seg(fs, best);
+        err = cn_seg_erase_whole(fs, best);
         if (err == 0) {
             fs->segs[best].state = CN_SEG_ERASED;
             return 1;
@@ -222,18 +419,6 @@ int cn_seg_pre_erase(cairn *fs)
         return err ? err : 1; /* a failed erase: FAILING, the writer moves on */
     }
     return erase_free_seg(fs);
-}
-
-/* Writer i (a head, or the journal for i == CN_HEADS): its segment and the
- * page it programs next inside it; CN_NONE when it has no segment. */
-static uint32_t writer_at(const cairn *fs, uint32_t i, uint32_t *page)
-{
-    if (i == CN_HEADS) {
-        *page = (fs->log.off + fs->page_size - 1) / fs->page_size;
-        return fs->log.seg;
-    }
-    *page = fs->head[i].page;
-    return fs->head[i].seg;
 }
 
 /* Where a segment is one erase block: erase a free segment for each writer
@@ -273,6 +458,7 @@ void cn_seg_retire(cairn *fs, uint32_t seg)
     fs->segs[seg].state = CN_SEG_BAD;
     fs->segs[seg].flags = 0;
     fs->segs[seg].live = 0;
+    rebase(fs); /* it may have been the least worn */
     if (d->mark_bad != NULL && !fs->read_only)
         for (i = 0; i < bpl; i++)
             (void)d->mark_bad(d->ctx, seg * bpl + i); /* best effort: the table says BAD */
@@ -311,7 +497,7 @@ void cn_seg_release_dead(cairn *fs)
         if (g->state == CN_SEG_FREE) {
             if (g->flags & CN_SF_FAILING)
                 cn_seg_retire(fs, s);
-            g->flags &= CN_SF_EVICT; /* an anchor's replacement stays reserved */
+            cn_seg_set_flags(g, g->flags & CN_SF_EVICT); /* an anchor's replacement stays reserved */
         }
     }
 }
