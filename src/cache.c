@@ -124,6 +124,36 @@ int cn_ra_fill(cairn *fs, uint32_t phys, uint32_t pages)
     return 0;
 }
 
+/* Lend a slot for data (file.c's stage): pinned and naming no node until it
+ * is taken back, so no node goes there and no lookup finds it. Only while
+ * the rest of the cache holds a put at the greatest height (2 x CN_MAX_HEIGHT
+ * + 1 slots, tree.c) and a path more is evictable now; else NOSPC. */
+int cn_cache_lend(cairn *fs)
+{
+    int got;
+    struct cn_slot *s;
+    if (fs->nslots < 2u * CN_MAX_HEIGHT + 3u || cn_cache_evictable(fs) <= fs->height + 4u)
+        return CAIRN_ERR_NOSPC;
+    got = find_victim(fs);
+    if (got < 0)
+        return got;
+    s = &fs->slots[got];
+    s->used = 1;
+    s->dirty = 0;
+    s->pins = 1;
+    s->sane = 1;
+    s->addr = CN_NONE; /* never found as a node */
+    s->lru = ++fs->lru_clock;
+    return got;
+}
+
+void cn_cache_take_back(cairn *fs, uint32_t slot)
+{
+    CN_ASSERT(slot < fs->nslots && fs->slots[slot].pins == 1 && !fs->slots[slot].dirty);
+    fs->slots[slot].used = 0;
+    fs->slots[slot].pins = 0;
+}
+
 uint32_t cn_cache_evictable(const cairn *fs)
 {
     uint32_t i, n = 0;

@@ -306,6 +306,12 @@ struct cairn {
     uint64_t ext_gen;
     /* read-ahead of file data in one node-cache slot (cache.c) */
     uint32_t ra_slot, ra_phys, ra_pages; /* ra_pages 0: none */
+    /* the stage (file.c): full pages of one file written in sequence, held
+     * in a node-cache slot lent out, programmed together */
+    uint32_t stage_slot;  /* CN_NONE: no stage */
+    uint32_t stage_fpage; /* file page of the first page held */
+    uint16_t stage_file;  /* index into files */
+    uint16_t stage_pages; /* pages held */
     uint32_t dirty_nodes;
     uint32_t free_segs; /* FREE or ERASED, live 0, not pinned */
     uint32_t seg_base;  /* first segment after the anchors */
@@ -384,6 +390,8 @@ void cn_cache_drop(cairn *fs, uint32_t slot);
 const uint8_t *cn_ra_page(cairn *fs, uint32_t phys);
 int cn_ra_fill(cairn *fs, uint32_t phys, uint32_t pages);
 uint32_t cn_cache_evictable(const cairn *fs);
+int cn_cache_lend(cairn *fs);
+void cn_cache_take_back(cairn *fs, uint32_t slot);
 int cn_cache_flush(cairn *fs);
 
 /* tree.c */

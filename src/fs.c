@@ -270,6 +270,7 @@ static int setup(cairn *fs, const struct cairn_config *cfg)
     fs->ckpt_blank_from[0] = fs->ckpt_blank_from[1] = CN_NONE;
     fs->anchor_evict = fs->anchor_new = fs->anchor_old = CN_NONE;
     fs->ckpt_mark_page = CN_NONE;
+    fs->stage_slot = CN_NONE;
     fs->segs = (struct cn_seg *)(void *)(m + l.off_segs);
     fs->fronts = (struct cn_front *)(void *)(m + l.off_fronts);
     for (i = 0; i < CN_FRONTS; i++)

@@ -106,6 +106,19 @@ static void check_files(const cairn *fs)
         CN_ASSERT(!f->buf_dirty || f->dlo <= f->dhi);
         CN_ASSERT(f->refs >= refs[i]);
     }
+    /* the stage: a lent slot, pages of a file open for writing, within its size
+     * and at most a slot of them, never the page in its buffer */
+    if (fs->stage_slot != CN_NONE) {
+        const struct cn_file *f = &fs->files[fs->stage_file];
+        CN_ASSERT(fs->stage_slot < fs->nslots && fs->slots[fs->stage_slot].pins == 1 &&
+                  !fs->slots[fs->stage_slot].dirty);
+        CN_ASSERT(fs->stage_file < fs->max_open && f->id != 0 && f->id != CN_NONE);
+        CN_ASSERT(fs->stage_pages >= 1u && fs->stage_pages <= fs->node_pages);
+        CN_ASSERT((uint64_t)(fs->stage_fpage + fs->stage_pages) * fs->page_size <=
+                  (uint64_t)(uint32_t)f->size);
+        CN_ASSERT(f->buf_page == CN_NONE || f->buf_page < fs->stage_fpage ||
+                  f->buf_page >= fs->stage_fpage + fs->stage_pages);
+    }
 }
 
 void cn_state_check(const cairn *fs)

@@ -7,7 +7,11 @@
  *      (nand-jffs2, 256 blocks) costs at most 1.01 device reads per data page
  *      plus the reads of a mount;
  *  (c) 1,000,000 writes of 4 bytes then close (nor-w25q128, 16 MiB, 16 erase
- *      blocks per logical block) program at most 1.10 x 4,000,000 bytes;
+ *      blocks per logical block) program at most 1.10 x 4,000,000 bytes, in at
+ *      most a third as many program calls as pages (the stage: full pages of
+ *      a sequential writer programmed together, file.c); reads of pages still
+ *      staged, from the writing handle and another, and an overwrite inside
+ *      them see the bytes written;
  *  (d) 1,000 appends of 32 bytes, each followed by cairn_file_sync, program at
  *      most 3 x 32,000 bytes and erase nothing (same NOR volume, fresh).
  * Every figure is printed. CAIRN_TEST_SCALE does not change the sizes.
@@ -225,6 +229,8 @@ static void test_small_writes(void)
     CHECK(bad == 0 && rc == 0, "1,000,000 writes: %d failed, close %d", bad, rc);
     CHECK((double)c.prog_bytes <= 1.10 * 4000000.0,
           "bytes programmed %llu <= 1.10 x 4,000,000", (unsigned long long)c.prog_bytes);
+    CHECK(c.prog_calls <= 4000000u / 256u / 3u, "program calls %llu <= a third of the %u pages",
+          (unsigned long long)c.prog_calls, 4000000u / 256u);
     printf("  FIGURE 4-byte writes: %llu bytes programmed for 4,000,000 written = %.4f per "
            "byte; %llu program calls, %llu erases\n",
            (unsigned long long)c.prog_bytes, (double)c.prog_bytes / 4000000.0,
@@ -243,6 +249,39 @@ static void test_small_writes(void)
             free(got);
         }
     }
+    t_fs_free(&t);
+}
+
+/* Pages still staged (written, not programmed yet) read back as written,
+ * through the writer and through a second handle, and a write into them
+ * lands; on NOR (4 pages a slot) and on an SD-like volume (2 sectors). */
+static void staged_reads(int medium)
+{
+    struct tfs t;
+    uint8_t want[3000], got[3000];
+    int fd, rd, i, rc;
+    t_fs_init(&t, t_sim_new(medium, 4), 0);
+    t_fs_format_mount(&t);
+    t_pattern(want, sizeof want, 8);
+    fd = cairn_open(t.fs, "/s", CAIRN_O_RDWR | CAIRN_O_CREAT);
+    rd = cairn_open(t.fs, "/s", CAIRN_O_RDONLY);
+    CHECK(fd >= 0 && rd >= 0, "[staged %s] open", t_medium_name[medium]);
+    for (i = 0; i < 3000; i += 10)
+        CHECK(cairn_write(t.fs, fd, want + i, 10) == 10, "[staged] write");
+    CHECK(cairn_read(t.fs, rd, got, 3000) == 3000 && memcmp(got, want, 3000) == 0,
+          "[staged %s] another handle reads what was written", t_medium_name[medium]);
+    CHECK(cairn_seek(t.fs, fd, 100, CAIRN_SEEK_SET) == 100, "[staged] seek");
+    CHECK(cairn_read(t.fs, fd, got, 2000) == 2000 && memcmp(got, want + 100, 2000) == 0,
+          "[staged %s] the writer reads it back", t_medium_name[medium]);
+    want[700] ^= 0xFF;
+    CHECK(cairn_seek(t.fs, fd, 700, CAIRN_SEEK_SET) == 700 &&
+              cairn_write(t.fs, fd, want + 700, 1) == 1, "[staged] overwrite");
+    rc = cairn_close(t.fs, fd);
+    CHECK(rc == 0 && cairn_close(t.fs, rd) == 0, "[staged] close: %d", rc);
+    CHECK(t_fs_remount(&t, "staged") == 0, "[staged] remount");
+    t_check_file(t.fs, "/s", want, 3000, "staged");
+    printf("  staged pages read back on %s (another handle, the writer, an overwrite)\n",
+           t_medium_name[medium]);
     t_fs_free(&t);
 }
 
@@ -410,6 +449,8 @@ int main(void)
     test_mount_reads();
     test_seq_read();
     test_small_writes();
+    staged_reads(T_NOR);
+    staged_reads(T_BLOCK);
     test_synced_appends();
     test_synced_appends_nand();
     test_erase_per_call();
