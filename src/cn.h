@@ -18,6 +18,13 @@
 #else
 #define CN_NOINLINE
 #endif
+/* The opposite: a small helper with several callers, kept out of the chain
+ * of frames by being inlined into each. */
+#if defined(__GNUC__)
+#define CN_INLINE inline __attribute__((always_inline))
+#else
+#define CN_INLINE inline
+#endif
 
 /* Invariant checks (the numbered invariants of docs/DESIGN.md, "Invariants").
  * A port may define CAIRN_ASSERT (e.g. to its own fault handler) before this
@@ -543,6 +550,7 @@ int cn_inode_get(cairn *fs, uint32_t id, uint8_t *type, uint32_t *parent, int32_
 
 /* file.c */
 int cn_file_flush(cairn *fs, struct cn_file *f);
+int cn_file_flush_buffer(cairn *fs, struct cn_file *f);
 int cn_sync_file(cairn *fs, struct cn_file *f);
 
 /* inode value: FORMAT.md "Values" */

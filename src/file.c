@@ -167,8 +167,8 @@ static uint32_t valid_in_page(const cairn *fs, const struct cn_file *f, uint32_t
 
 /* Journal pages [fpage, +count) at phys, with the size the file has once they
  * are there (what was written after them is not durable yet). */
-static int record_extent(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t phys,
-                         uint32_t count)
+static CN_INLINE int record_extent(cairn *fs, struct cn_file *f, uint32_t fpage,
+                                   uint32_t phys, uint32_t count)
 {
     int64_t end = (int64_t)(fpage + count) * ps_of(fs);
     int32_t size = f->size < end ? f->size : (int32_t)end;
@@ -181,8 +181,8 @@ static int record_extent(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t 
     return err;
 }
 
-static int record_extent(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t phys,
-                         uint32_t count);
+static CN_INLINE int record_extent(cairn *fs, struct cn_file *f, uint32_t fpage,
+                                   uint32_t phys, uint32_t count);
 
 /* Program the staged pages at the file's data head, as few runs as the head
  * gives, each with its extent record. On an error the pages not recorded
@@ -287,13 +287,14 @@ static int write_buffer(cairn *fs, struct cn_file *f, uint32_t valid, uint32_t *
     return err;
 }
 
-/* Write the buffered page to flash and journal it. */
-int cn_file_flush(cairn *fs, struct cn_file *f)
+/* Write the buffered page to flash and journal it. A file with staged pages
+ * programs them first (cn_file_flush): ring files, which are never staged,
+ * call this directly. */
+int cn_file_flush_buffer(cairn *fs, struct cn_file *f)
 {
     uint32_t fpage = f->buf_page, valid, phys, tail_gen;
-    int err = staged_by(fs, f) && f->id != CN_NONE ? stage_flush(fs) : 0;
-    if (err)
-        return err;
+    int err;
+    CN_ASSERT(!staged_by(fs, f) || f->id == CN_NONE);
     if (!f->buf_dirty || f->id == CN_NONE)
         return 0;
     err = cn_begin_write(fs); /* a NOR tail is programmed before its record */
@@ -352,6 +353,19 @@ int cn_file_flush(cairn *fs, struct cn_file *f)
     return 0;
 }
 
+/* Write what the file holds in RAM, in file order: its staged pages, then
+ * its buffer (so the journal keeps the order of writes). Beside, not under,
+ * the buffer's flush: one frame less on the deepest chains. */
+int cn_file_flush(cairn *fs, struct cn_file *f)
+{
+    if (staged_by(fs, f) && f->id != CN_NONE) {
+        int err = stage_flush(fs);
+        if (err)
+            return err;
+    }
+    return cn_file_flush_buffer(fs, f);
+}
+
 /* `valid` bytes of file page fpage (at phys, `run` pages of its extent from
  * there) into the buffer; a sequential reader gets the next pages read ahead
  * in the same device call. */
@@ -386,8 +400,11 @@ static int load_page(cairn *fs, struct cn_file *f, uint32_t fpage)
     int err;
     if (f->buf_page == fpage)
         return 0;
-    /* the next page of a sequential writer: the stage waits for more */
-    err = stage_continues(fs, f, fpage) && !f->buf_dirty ? 0 : cn_file_flush(fs, f);
+    /* the next page of a sequential writer: the stage waits for more (and
+     * the two flushes are called from here, beside each other: the stack) */
+    err = staged_by(fs, f) && !stage_continues(fs, f, fpage) ? stage_flush(fs) : 0;
+    if (!err && !staged_by(fs, f))
+        err = cn_file_flush_buffer(fs, f);
     if (err)
         return err;
     f->buf_page = CN_NONE;

@@ -219,7 +219,7 @@ CN_NOINLINE static int ring_bytes(cairn *fs, struct cn_file *f, const uint8_t *s
     int32_t size;
     int err;
     if (in == 0 || f->buf_page != t / ps) {
-        err = cn_file_flush(fs, f);
+        err = cn_file_flush_buffer(fs, f);
         if (!err)
             err = tail_page(fs, f, t / ps, in);
         if (err)
@@ -234,7 +234,7 @@ CN_NOINLINE static int ring_bytes(cairn *fs, struct cn_file *f, const uint8_t *s
     ring_slide(fs, f, ring_after(fs, f, *n, &head, &size));
     f->ring_head = head; /* journaled when the page is flushed */
     f->size = size;
-    return in + *n == ps ? cn_file_flush(fs, f) : 0;
+    return in + *n == ps ? cn_file_flush_buffer(fs, f) : 0;
 }
 
 /* One run of whole pages at a page-aligned tail, from the caller's buffer,
@@ -246,7 +246,7 @@ CN_NOINLINE static int ring_pages(cairn *fs, struct cn_file *f, const uint8_t *s
     uint32_t slot = ring_off(fs, f, (uint32_t)f->size) / fs->page_size, phys, got, head, d;
     uint32_t tries;
     int32_t size;
-    int err = cn_file_flush(fs, f); /* the journal keeps the order of writes */
+    int err = cn_file_flush_buffer(fs, f); /* the journal keeps the order of writes */
     if (err)
         return err;
     f->buf_page = CN_NONE; /* clean; a slot of this run may be its own */

@@ -54,7 +54,7 @@ uint32_t cn_seg_erases(const cairn *fs, uint32_t s)
 
 /* Keep the least worn segment at wear 0: when none is left there, every
  * wear goes down by the least one and the base up. */
-static void rebase(cairn *fs)
+CN_NOINLINE static void rebase(cairn *fs)
 {
     uint32_t s, low = CN_WEAR_MAX;
     for (s = fs->seg_base; s < fs->seg_count && low > 0; s++)
@@ -68,8 +68,10 @@ static void rebase(cairn *fs)
             fs->segs[s].wear = (fs->segs[s].wear - low) & CN_WEAR_MAX;
 }
 
-/* One erase of segment s (a failed one wore the block too). */
-static void count_erase(cairn *fs, uint32_t s)
+/* One erase of segment s (a failed one wore the block too). Not inlined:
+ * it is beside the erase, and the allocator's frame is on the deepest
+ * chains. */
+CN_NOINLINE static void count_erase(cairn *fs, uint32_t s)
 {
     int a = anchor_index(fs, s);
     struct cn_seg *g = &fs->segs[s];
@@ -100,11 +102,21 @@ int cn_seg_erase_whole(cairn *fs, uint32_t seg)
     return cn_dev_erase_seg(fs, seg);
 }
 
-int cn_seg_erase_first(cairn *fs, uint32_t seg)
+/* The first block of a segment erased (the rest when a writer reaches
+ * them); a free segment one block long is then ERASED. */
+CN_NOINLINE int cn_seg_erase_first(cairn *fs, uint32_t seg)
 {
-    if (seg < fs->seg_count && !fs->read_only)
-        count_erase(fs, seg);
-    return cn_dev_erase_first(fs, seg);
+    int err;
+    if (seg >= fs->seg_count || fs->read_only)
+        return cn_dev_erase_first(fs, seg); /* (refused there) */
+    count_erase(fs, seg);
+    err = cn_dev_erase_first(fs, seg);
+    if (!err && (fs->segs[seg].state == CN_SEG_FREE || fs->segs[seg].state == CN_SEG_ERASED))
+        fs->segs[seg].state = cn_dev_front(fs, seg) * fs->dev->geo.pages_per_block ==
+                                      fs->seg_pages
+                                  ? CN_SEG_ERASED
+                                  : CN_SEG_FREE; /* the caller gives it its state at once */
+    return err;
 }
 
 /* ---- age: classes that grow about as log2 of the time ---- */
@@ -270,7 +282,7 @@ static int better(const cairn *fs, uint32_t a, uint32_t b, int worn)
     return worn ? ea > eb : ea < eb;
 }
 
-static uint32_t pick_free(const cairn *fs, int worn)
+CN_NOINLINE static uint32_t pick_free(const cairn *fs, int worn)
 {
     uint32_t s, best = CN_NONE;
     for (s = fs->seg_base; s < fs->seg_count; s++)
@@ -318,10 +330,6 @@ int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out)
          * others when it reaches it, so no call erases a whole segment */
         err = cn_seg_erase_first(fs, best);
         if (err == 0) {
-            fs->segs[best].state =
-                cn_dev_front(fs, best) * fs->dev->geo.pages_per_block == fs->seg_pages
-                    ? CN_SEG_ERASED
-                    : CN_SEG_FREE; /* the caller gives it its state at once */
             *seg_out = best;
             return 0;
         }
