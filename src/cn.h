@@ -162,9 +162,16 @@ typedef char cn_seg_is_4_bytes[sizeof(struct cn_seg) == 4 ? 1 : -1];
 typedef char cn_seg_flags_fit[(CN_SF_NODES | CN_SF_SCRUB | CN_SF_FAILING | CN_SF_STUCK |
                                CN_SF_EVICT) < 32u ? 1 : -1];
 typedef char cn_seg_states_fit[CN_SEG_BAD < 8 ? 1 : -1];
+/* Flags are set through these: a bit field takes only what fits it. */
 static inline void cn_seg_set_flags(struct cn_seg *g, unsigned f) { g->flags = f & 0x1Fu; }
-static inline void cn_seg_add_flags(struct cn_seg *g, unsigned f) { g->flags = (g->flags | f) & 0x1Fu; }
-static inline void cn_seg_clear_flags(struct cn_seg *g, unsigned f) { g->flags = g->flags & ~f & 0x1Fu; }
+static inline void cn_seg_add_flags(struct cn_seg *g, unsigned f)
+{
+    g->flags = (g->flags | f) & 0x1Fu;
+}
+static inline void cn_seg_clear_flags(struct cn_seg *g, unsigned f)
+{
+    g->flags = g->flags & ~f & 0x1Fu;
+}
 
 /* device.c: how far a segment that is being written is erased. A segment
  * handed out lazily has only its first erase block erased, and a program

@@ -181,9 +181,6 @@ static CN_INLINE int record_extent(cairn *fs, struct cn_file *f, uint32_t fpage,
     return err;
 }
 
-static CN_INLINE int record_extent(cairn *fs, struct cn_file *f, uint32_t fpage,
-                                   uint32_t phys, uint32_t count);
-
 /* Program the staged pages at the file's data head, as few runs as the head
  * gives, each with its extent record. On an error the pages not recorded
  * stay staged (a run programmed but not recorded is garbage). */
@@ -400,9 +397,11 @@ static int load_page(cairn *fs, struct cn_file *f, uint32_t fpage)
     int err;
     if (f->buf_page == fpage)
         return 0;
-    /* the next page of a sequential writer: the stage waits for more (and
-     * the two flushes are called from here, beside each other: the stack) */
-    err = staged_by(fs, f) && !stage_continues(fs, f, fpage) ? stage_flush(fs) : 0;
+    /* the next page of a sequential writer (its buffer clean: the last page
+     * went to the stage) leaves the stage waiting for more; else the stage,
+     * then the buffer (the two called from here, beside each other: stack) */
+    err = staged_by(fs, f) && (f->buf_dirty || !stage_continues(fs, f, fpage)) ? stage_flush(fs)
+                                                                               : 0;
     if (!err && !staged_by(fs, f))
         err = cn_file_flush_buffer(fs, f);
     if (err)

@@ -395,8 +395,10 @@ static uint32_t lazy_writer_seg(const cairn *fs)
 }
 
 /* Erase the least worn free segment not erased yet (the one hot writes take
- * next). 1 when one was erased, 0 when none is left to erase. A segment
- * whose erase fails is retired and the next one tried. */
+ * next), so that a later write finds it ready. 1 when one was erased, 0 when
+ * none is left to erase. A segment whose erase fails is retired and the next
+ * one tried. An erase cut by power costs nothing: a mount after a cut trusts
+ * no erase (fs.c). */
 static int erase_free_seg(cairn *fs)
 {
     for (;;) {
