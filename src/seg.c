@@ -507,7 +507,8 @@ void cn_seg_release_dead(cairn *fs)
         if (g->state == CN_SEG_FREE) {
             if (g->flags & CN_SF_FAILING)
                 cn_seg_retire(fs, s);
-            cn_seg_set_flags(g, g->flags & CN_SF_EVICT); /* an anchor's replacement stays reserved */
+            /* an anchor's replacement stays reserved */
+            cn_seg_set_flags(g, g->flags & CN_SF_EVICT);
         }
     }
 }
