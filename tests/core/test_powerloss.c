@@ -105,6 +105,25 @@ static void run_overwrite_middle(struct mdrv *d)
     R(d_close(d, fd));
 }
 
+/* Small writes in sequence: full pages go to the stage (file.c) and are
+ * programmed four (NOR) or two (SD-like) at a time; a second file taking
+ * the stage programs the first's; synced once half-way. */
+static void run_small_appends(struct mdrv *d)
+{
+    int f1, f2, i;
+    R(f1 = d_open(d, "/s1", CAIRN_O_WRONLY | CAIRN_O_CREAT));
+    R(f2 = d_open(d, "/s2", CAIRN_O_WRONLY | CAIRN_O_CREAT));
+    for (i = 0; i < 60; i++) {
+        R(d_write(d, f1, pat(PG / 6 + 1, 200 + (uint64_t)i), PG / 6 + 1));
+        if (i == 30)
+            R(d_fsync(d, f1));
+        if (i % 20 == 19)
+            R(d_write(d, f2, pat(PG + 5, 300 + (uint64_t)i), PG + 5));
+    }
+    R(d_close(d, f1));
+    R(d_close(d, f2));
+}
+
 static void pre_ab(struct mdrv *d)
 {
     mkfile(d, "/a", 1000, 5);
@@ -388,6 +407,7 @@ static const struct scen scens[] = {
     {"hole", pre_h, run_hole, 0, 0, 0, 0, 0},
     {"rewrite-trunc", pre_t, run_rewrite_trunc, 0, 0, 0, 0, 0},
     {"interleaved", pre_none, run_interleaved, 0, 0, 0, 0, 0},
+    {"small-appends", pre_none, run_small_appends, 0, 0, 0, 0, 0},
     {"gc", pre_gc, run_gc, 1, 0, 0, 0, 0},
     {"gc-nearly-full", pre_gc_full, run_gc_full, 1, 0, 0, 120, 0},
     {"wear-levelling", pre_wear, run_wear, 1, 1, 0, 120, 0},
