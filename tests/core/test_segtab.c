@@ -8,7 +8,9 @@
  *      load with wear levelling on; with levelling off (wear_spread 30) the
  *      worn ones saturate at 31 above the least worn and no lower count is
  *      lost;
- *  (c) the age classes of the data go through a checkpoint unchanged;
+ *  (c) the age classes of the data go through a checkpoint unchanged, and so
+ *      do relative erase counts of every value from 0 to the saturated 31
+ *      (whatever order the table holds them in) and the anchors' exact ones;
  *  (d) erase fronts: eight data heads, the metadata, cold and journal heads
  *      on segments of eight erase blocks each keep part-erased segments of
  *      their own; no program lands in an unerased block (the simulator's
@@ -189,6 +191,42 @@ static void ages_round_trip(void)
     t_fs_free(&t);
 }
 
+/* Every wear from 0 to the saturated CN_WEAR_MAX, in an order that makes the
+ * load lower its running base many times, and anchors worn far past the
+ * rest: after a remount the same counts. */
+static void wear_round_trip(void)
+{
+    struct tfs t;
+    uint32_t s, n = 0, differ = 0, base, a0, a1;
+    t_fs_init(&t, t_sim_model("nor-w25q128", 1024, 8, 6), 0);
+    t_fs_format_mount(&t);
+    CHECK(t_write_file(t.fs, "/x", "x", 1) == 0, "[wear trip] a file");
+    for (s = t.fs->seg_base; s < t.fs->seg_count; s++)
+        if (t.fs->segs[s].state != CN_SEG_BAD && t.fs->segs[s].state != CN_SEG_ANCHOR)
+            t.fs->segs[s].wear = (CN_WEAR_MAX - (n++ * 7u) % (CN_WEAR_MAX + 1u)) & CN_WEAR_MAX;
+    t.fs->wear_base = 1000;
+    t.fs->anchor_erases[0] = 5000;
+    t.fs->anchor_erases[1] = 7001;
+    base = t.fs->wear_base;
+    a0 = t.fs->anchor_erases[0];
+    a1 = t.fs->anchor_erases[1];
+    CHECK(t_fs_unmount(&t) == 0 && t_fs_mount(&t) == 0, "[wear trip] remount");
+    CHECK(t.fs->wear_base == base && t.fs->anchor_erases[0] == a0 &&
+              t.fs->anchor_erases[1] == a1,
+          "[wear trip] base %u (was %u), anchors %u %u (were %u %u)", (unsigned)t.fs->wear_base,
+          (unsigned)base, (unsigned)t.fs->anchor_erases[0], (unsigned)t.fs->anchor_erases[1],
+          (unsigned)a0, (unsigned)a1);
+    n = 0;
+    for (s = t.fs->seg_base; s < t.fs->seg_count; s++)
+        if (t.fs->segs[s].state != CN_SEG_BAD && t.fs->segs[s].state != CN_SEG_ANCHOR)
+            differ += t.fs->segs[s].wear != (CN_WEAR_MAX - (n++ * 7u) % (CN_WEAR_MAX + 1u));
+    CHECK(differ == 0, "[wear trip] %u of %u segments changed wear over a remount",
+          (unsigned)differ, (unsigned)n);
+    printf("  wear trip: %u segments worn 0..31 above a base of %u, anchors %u and %u: the "
+           "same after a remount\n", (unsigned)n, (unsigned)base, (unsigned)a0, (unsigned)a1);
+    t_fs_free(&t);
+}
+
 /* ---------------------------------------------------------------- (d) */
 
 static uint32_t fronts_used(const cairn *fs)
@@ -353,8 +391,10 @@ int main(int argc, char **argv)
         erase_counts(0);
         erase_counts(30);
     }
-    if (!only || strcmp(only, "ages") == 0)
+    if (!only || strcmp(only, "ages") == 0) {
         ages_round_trip();
+        wear_round_trip();
+    }
     if (!only || strcmp(only, "fronts") == 0)
         fronts();
     if (!only || strcmp(only, "check") == 0)
