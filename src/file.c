@@ -488,7 +488,10 @@ int32_t cairn_read(cairn *fs, int fd, void *buf, int32_t len)
             } else if (phys == CN_NONE) {
                 n = ps_of(fs) - in < want ? ps_of(fs) - in : want;
                 memset(out, 0, n);
-            } else if (!f->buf_dirty) { /* keep the page: small reads continue in it */
+            } else if (!f->buf_dirty && !staged_by(fs, f)) {
+                /* keep the page: small reads continue in it (not while
+                 * anything of the file waits in RAM: loading would program
+                 * it, and a read programs nothing) */
                 err = load_page(fs, f, fpage);
                 if (err)
                     return done ? done : err;
