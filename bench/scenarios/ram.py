@@ -81,7 +81,8 @@ def run() -> dict:
             met=why is None and ram <= t_default,
             why=None if why is not None or ram <= t_default else
             "the node cache: 16 slots of the node size (1 KiB on 256 B pages, 2 KiB on 2 KiB "
-            "pages) and 16 B a segment (docs/DESIGN.md \"RAM\")")
+            "pages), with 16 B a slot; the segment table is 4 B a segment (docs/DESIGN.md "
+            "\"RAM\")")
         small, why = works(model, blocks, SMALLEST)
         row = p + f"RAM, smallest working config {SMALLEST}"
         if t_small is None:
@@ -99,19 +100,20 @@ def run() -> dict:
         figs[f"{model}: RAM per segment"] = figure(
             round(d, 1), "B", target=f"<= {PER_SEGMENT_TARGET} B", met=d <= PER_SEGMENT_TARGET,
             note=how, why=None if d <= PER_SEGMENT_TARGET else
-            "the segment table in RAM: erase count, clock when opened, live pages, replay pin, "
-            "state, flags (docs/DESIGN.md \"RAM\")")
+            "the segment table in RAM: live pages, state and flags, the erase count relative to "
+            "the least worn segment and the age class of the data (docs/DESIGN.md \"RAM\")")
     notes += [
         "RAM = cairn_context_size() + cairn_mem_size(config) on this host (x86-64; the "
-        "context is 72 B smaller on Cortex-M3). Each config is formatted, mounted, given a "
+        "context is 56 B smaller on Cortex-M3). Each config is formatted, mounted, given a "
         "10,240-byte file, remounted and read back on a fresh simulated device; a config "
         "that fails any of that shows FAILED with the error.",
         f"Smallest working config: {SMALLEST} (cache_nodes at its minimum, one file open; "
         "node_size at its default, which is its minimum).",
         "littlefs's figure, where given, is its RAM with its smallest benchmark config "
         "(read/prog caches and one file cache), for scale.",
-        "The formula (docs/DESIGN.md \"RAM\"): context + 16 x segments + cache_nodes x "
-        "(node_size + 16) + scratch and journal pages + max_open x (page + ~100)."]
+        "The formula (docs/DESIGN.md \"RAM\"): context + 4 x segments + 128 (erase fronts) + "
+        "cache_nodes x (node_size + 16) + scratch and journal pages + max_open x "
+        "(page + ~100)."]
     return result(ID, TITLE, figs, params={"wall seconds": round(time.perf_counter() - t0, 2)},
                   notes=notes)
 
