@@ -399,13 +399,13 @@ def volume_figs(label: str, model: str, blocks: int, target: float, v: dict,
     if lb is not None:  # issue 11: format takes no longer than littlefs's on the device
         c, lc = big["format"], lb["format"]
         met = c["time_ns"] <= lc["time_ns"]
-        f = figs[p + "format + mount: no longer than littlefs's (modelled time)"] = figure(
+        f = figs[p + "big file: format + mount: no longer than littlefs's (modelled time)"] = figure(
             round(c["time_ns"] / 1e6, 1), "ms", lfs=f"{lc['time_ns'] / 1e6:,.1f} ms",
             target="<= littlefs's", met=met)
         if not met:
             f["why"] = (f"cairn erased {c['erases']:,} blocks (its two anchor segments whole, "
                         f"and the first block of the segments the root node and the journal "
-                        f"start in), littlefs {lc['erases']:,}")
+                        f"start in), littlefs {lc['erases']:,}.")
 
     bfrac = big["stored"] / raw_bytes
     lbfrac = None if lb is None else lb["stored"] / raw_bytes
