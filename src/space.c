@@ -125,9 +125,14 @@ int cn_settle(cairn *fs, uint32_t pages)
         err = cn_evict_for_anchor(fs);
     if (!err && pages > 0 && !fs->in_gc) {
         uint32_t soft = CN_RESERVE_SEGS + 1u + cn_reserved_segs(fs), moved;
-        /* one budget per call, however many pieces the call writes in */
-        if ((cn_free_segs(fs) <= soft || fs->gc.phase != CN_GC_IDLE) &&
-            fs->call_moved < fs->gc_step) {
+        /* One budget per call, however many pieces the call writes in. Only
+         * while free segments run low: a victim an idle cairn_gc call began
+         * waits for the next idle call while there is room. Continued by
+         * every write, the victim's node phase (up to a segment of nodes)
+         * fell in the first append after one idle call: 6 erase blocks and
+         * 171 reads, 319 ms against 0.84 ms (4 MiB nor-w25q128, 1,000
+         * files, bench first-write). */
+        if (cn_free_segs(fs) <= soft && fs->call_moved < fs->gc_step) {
             err = cn_gc_step(fs, fs->gc_step - fs->call_moved, pages, &moved);
             fs->call_moved += moved;
             /* No victim fits a bounded step (it may use less than the hard

@@ -13,7 +13,13 @@
  *      staged, from the writing handle and another, and an overwrite inside
  *      them see the bytes written;
  *  (d) 1,000 appends of 32 bytes, each followed by cairn_file_sync, program at
- *      most 3 x 32,000 bytes and erase nothing (same NOR volume, fresh).
+ *      most 3 x 32,000 bytes and erase nothing (same NOR volume, fresh);
+ *  (g) idle GC then a burst: 1,000 files of 100-1,000 bytes in one directory
+ *      (nor-w25q128, 4 MiB, zero config), remounted, one cairn_gc call that
+ *      begins a victim, then 20 synced appends of 38 bytes: none erases more
+ *      than one block or reads more than 8 times (the victim waits for the
+ *      next idle call while there is room; continued by the first append it
+ *      took 6 erases and 171 reads there).
  * Every figure is printed. CAIRN_TEST_SCALE does not change the sizes.
  */
 #include <stdio.h>
@@ -462,6 +468,57 @@ static void test_erase_per_call(void)
     t_fs_free(&t);
 }
 
+static void test_idle_gc_then_burst(void)
+{
+    struct tfs t;
+    uint8_t buf[1000];
+    char path[32];
+    uint64_t most_erases = 0, most_reads = 0;
+    int i, fd, rc, bad = 0;
+    int32_t gc;
+    printf("(g) 1,000 files, remount, one idle cairn_gc call, 20 synced appends "
+           "(nor-w25q128 4 MiB, zero config):\n");
+    t_fs_init(&t, t_sim_model("nor-w25q128", 1024, 0, 7), 1);
+    t_fs_format_mount(&t);
+    rc = cairn_mkdir(t.fs, "/d");
+    CHECK(rc == 0, "mkdir: %d", rc);
+    for (i = 0; i < 1000 && rc == 0; i++) {
+        uint32_t len = 100u + (uint32_t)(i * 7919) % 901u;
+        snprintf(path, sizeof path, "/d/f%04d", i);
+        t_pattern(buf, len, (uint64_t)i);
+        rc = t_write_file(t.fs, path, buf, (int32_t)len);
+    }
+    CHECK(rc == 0, "1,000 files: %d", rc);
+    rc = t_fs_remount(&t, "after the files");
+    CHECK(rc == 0, "remount: %d", rc);
+    gc = cairn_gc(t.fs, 16);
+    CHECK(gc > 0, "the idle call found work: %d", (int)gc);
+    fd = cairn_open(t.fs, "/d/f0999", CAIRN_O_WRONLY | CAIRN_O_APPEND);
+    CHECK(fd >= 0, "open: %d", fd);
+    memset(buf, 'x', 38);
+    for (i = 0; i < 20 && fd >= 0; i++) {
+        struct csim_counters c0, c1;
+        csim_counters(t.sim, &c0);
+        rc = cairn_write(t.fs, fd, buf, 38) == 38 ? cairn_file_sync(t.fs, fd) : -1;
+        csim_counters(t.sim, &c1);
+        bad += rc != 0;
+        if (c1.erases - c0.erases > most_erases)
+            most_erases = c1.erases - c0.erases;
+        if (c1.read_calls - c0.read_calls > most_reads)
+            most_reads = c1.read_calls - c0.read_calls;
+    }
+    CHECK(bad == 0, "20 appends: %d failed", bad);
+    CHECK(most_erases <= 1, "most erase blocks erased by one append %llu <= 1",
+          (unsigned long long)most_erases);
+    CHECK(most_reads <= 8, "most reads of one append %llu <= 8", (unsigned long long)most_reads);
+    printf("  FIGURE after one idle cairn_gc call (returned %d): appends erased at most %llu "
+           "block, read at most %llu times\n", (int)gc, (unsigned long long)most_erases,
+           (unsigned long long)most_reads);
+    rc = fd >= 0 ? cairn_close(t.fs, fd) : 0;
+    CHECK(rc == 0, "close: %d", rc);
+    t_fs_free(&t);
+}
+
 int main(void)
 {
     t_begin("test_opcount");
@@ -473,5 +530,6 @@ int main(void)
     test_synced_appends();
     test_synced_appends_nand();
     test_erase_per_call();
+    test_idle_gc_then_burst();
     return t_summary("test_opcount");
 }
