@@ -204,6 +204,7 @@ struct cn_gc {
     uint8_t phase;
     uint8_t stuck;   /* a page of the victim could not be read */
     uint8_t squeeze; /* emptied with one segment below GC's floor (gc.c) */
+    uint8_t freed;   /* a commit freed the victim (seg.c): the walk is over */
     uint64_t cursor; /* next tree key whose extent may lie in the victim */
     /* Victims begun so far. GC moves pages of open files without telling
      * them (it sits below file.c): a NOR tail page set before the count

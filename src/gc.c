@@ -206,6 +206,7 @@ static int begin_victim(cairn *fs, int for_space)
     }
     fs->gc.victim = v;
     fs->gc.phase = CN_GC_DATA;
+    fs->gc.freed = 0;
     fs->gc.cursor = 0;
     fs->gc.stuck = 0;
     fs->gc.begun++; /* NOR tails set before may lie in v: see cn_gc */
@@ -294,7 +295,7 @@ static int step(cairn *fs, uint32_t budget, uint32_t written, int for_space,
     }
     if (written > 0)
         budget = pace(fs, written, budget);
-    if (fs->segs[fs->gc.victim].state != CN_SEG_FULL) {
+    if (fs->segs[fs->gc.victim].state != CN_SEG_FULL || fs->gc.freed) {
         fs->gc.phase = CN_GC_IDLE; /* freed meanwhile (all its data died) */
         return 0;
     }
