@@ -47,13 +47,14 @@
  *      CAIRN_ERR_CORRUPT; with them a call may return IO (the test then
  *      reboots), but mounting and the durable data must survive.
  *
- * Usage: test_torture [--geo NAME|all] [--seed S] [--runs N] [--cuts N]
- *                     [--long] [--kinds K,...] [--verbose] [--list]
+ * Usage: test_torture [--geo NAME[,NAME...]|all] [--seed S] [--runs N] [--cuts N]
+ *                     [--long] [--idle P] [--kinds K,...] [--verbose] [--list]
  *                     [--expect-failures] [--scenario double-tear|mount-cuts|anchor-wear]
  *                     [--find-smallest]
  *   --runs  runs per geometry (seeds S, S+1, ...)
  *   --cuts  cut episodes per run (each places one or more power cuts)
  *   --long  the bigger geometries and counts of `make torture`
+ *   --idle  P% of the workload's calls are idle cairn_gc calls
  *   --min-cuts  runs go on (seeds S+N, ...) until the cut points of each
  *           geometry reach this (make torture: 12,000 a geometry)
  *   --kinds episode kinds in use: random, early, brownout, mount, unmount
@@ -112,6 +113,9 @@ static const struct geo_def geos[] = {
 #define N_GEOS (sizeof geos / sizeof geos[0])
 
 static int opt_long, opt_verbose;
+/* --idle P: P% of the workload's calls are idle cairn_gc calls (0: none, and
+ * the operation stream of every seed is what it was without the option). */
+static uint32_t opt_idle;
 /* Episode kinds in use (--kinds): random, early, brownout, mount, unmount. */
 static unsigned opt_kinds = 0x1F;
 static const char *const kind_names[] = {"random", "early", "brownout", "mount", "unmount"};
@@ -248,6 +252,8 @@ static int fail(struct run *r, const char *kind, const char *fmt, ...)
            r->geo->name, (unsigned long long)r->seed,
            r->episode < r->cuts_planned ? r->episode + 1 : r->cuts_planned,
            opt_long ? " --long" : "");
+    if (opt_idle)
+        printf(" --idle %u", (unsigned)opt_idle);
     if (opt_kinds != 0x1F) {
         const char *sep = " --kinds ";
         for (i = 0; i < 5; i++)
@@ -976,6 +982,32 @@ static int op_dir(struct run *r)
 }
 
 /* One random call. `grow`: the files hold less than the run aims at. */
+/* Idle-time collection: one cairn_gc call of a random budget, or (one time
+ * in four) calls until it returns 0, at most 16, as an application preparing
+ * a burst does. A victim it begins waits for the next idle call while free
+ * segments last (space.c cn_settle), so writes, commits and cuts meet it half
+ * emptied. Nothing a caller sees changes, so the oracle does not either. */
+static int op_gc(struct run *r)
+{
+    uint32_t calls = rnd(r, 4) == 0 ? 16 : 1, i;
+    for (i = 0; i < calls; i++) {
+        uint32_t budget = 1 + rnd(r, 64);
+        int32_t rc = cairn_gc(r->fs, budget);
+        int out;
+        logf_(r, "gc(%u) -> %ld %s", (unsigned)budget, (long)rc, rc < 0 ? t_errname(rc) : "");
+        out = outcome(r, rc < 0 ? rc : 0, "gc");
+        if (out != OUT_OK)
+            return out;
+        if (rc == CAIRN_ERR_NOSPC)
+            return OUT_OK;
+        if (rc < 0)
+            return fail(r, "error", "gc: %ld %s", (long)rc, t_errname(rc));
+        if (rc == 0)
+            break;
+    }
+    return OUT_OK;
+}
+
 static int wl_step(struct run *r)
 {
     uint64_t data = to_data_bytes(&r->o, 1);
@@ -984,6 +1016,8 @@ static int wl_step(struct run *r)
     struct hnd *h = r->nh ? &r->h[rnd(r, r->nh)] : NULL;
     r->growing = grow;
     r->opno++;
+    if (opt_idle && rnd(r, 100) < opt_idle)
+        return op_gc(r);
     if (r->churn)
         r->churn--;
     if (!grow) { /* churn: delete, shrink, overwrite, sync */
@@ -1802,35 +1836,39 @@ static int find_smallest(void)
     return 0;
 }
 
-/* Runs of the long torture test that failed once (all with --long), kept as
- * regression runs (--regress, in make test): each failed before its fix
- * (docs/TESTING.md names the fix). */
+/* Runs of the torture test that failed once (with --long unless `short_run`,
+ * with --idle `idle`), kept as regression runs (--regress, in make test): each
+ * failed before its fix (docs/TESTING.md names the fix). */
 static const struct regress_run {
     const char *geo;
     uint32_t seed, cuts;
     const char *what;
+    int short_run;
+    uint32_t idle;
 } regress_runs[] = {
-    {"smallest", 11, 14, "failing anchor: mount resumes its replacement"},
-    {"smallest", 1028, 1, "format refuses bad blocks that leave too few segments"},
-    {"nor-w25q128-b4", 9, 18, "failing anchor in a brown-out loop: pre-erase, 16+ slots"},
-    {"nor-w25q128-b4", 4, 5, "claimed-erased anchor after a cut erase: read back"},
-    {"nor-w25q128-b4", 31, 342, "bounded step NOSPC no longer skips the hard path"},
-    {"nor-w25q128-b4", 32, 476, "an extent record may use GC's floor"},
-    {"nor-w25q128-b4", 17, 1000, "GC at its floor squeezes a cheap victim"},
-    {"nor-w25q128-b4", 19, 1000, "recovery squeezes into its last segment"},
-    {"nor-w25q128-b16", 3, 970, "sync NOSPC at 37%"},
-    {"nor-w25q128-b16", 9, 1000, "removes refused on a full volume"},
-    {"nand-4k", 11, 15, "failing anchor on NAND"},
-    {"smallest", 2, 503, "weak cells in the current anchor: the other anchor is next"},
+    {"smallest", 11, 14, "failing anchor: mount resumes its replacement", 0, 0},
+    {"smallest", 1028, 1, "format refuses bad blocks that leave too few segments", 0, 0},
+    {"nor-w25q128-b4", 9, 18, "failing anchor in a brown-out loop: pre-erase, 16+ slots", 0, 0},
+    {"nor-w25q128-b4", 4, 5, "claimed-erased anchor after a cut erase: read back", 0, 0},
+    {"nor-w25q128-b4", 31, 342, "bounded step NOSPC no longer skips the hard path", 0, 0},
+    {"nor-w25q128-b4", 32, 476, "an extent record may use GC's floor", 0, 0},
+    {"nor-w25q128-b4", 17, 1000, "GC at its floor squeezes a cheap victim", 0, 0},
+    {"nor-w25q128-b4", 19, 1000, "recovery squeezes into its last segment", 0, 0},
+    {"nor-w25q128-b16", 3, 970, "sync NOSPC at 37%", 0, 0},
+    {"nor-w25q128-b16", 9, 1000, "removes refused on a full volume", 0, 0},
+    {"nand-4k", 11, 15, "failing anchor on NAND", 0, 0},
+    {"smallest", 2, 503, "weak cells in the current anchor: the other anchor is next", 0, 0},
     {"nor-w25q128-b4", 103, 1000, "dead = what a checkpoint frees (mount NOSPC); "
-                                  "healthy anchor full: the checkpoint goes into R"},
-    {"nand-dhara", 10, 25, "no claimed-erased anchors on NAND (NOP)"},
+                                  "healthy anchor full: the checkpoint goes into R", 0, 0},
+    {"nand-dhara", 10, 25, "no claimed-erased anchors on NAND (NOP)", 0, 0},
     {"nor-w25q128-b4", 138, 499, "a recovery keeps the floors once its own checkpoint "
-                                 "landed (mount NOSPC for good)"},
+                                 "landed (mount NOSPC for good)", 0, 0},
     {"nor-w25q128-b4", 320, 1000, "a recovery's GC commits after a victim, not before: "
-                                  "mount at 1 free, removes refused for good"},
+                                  "mount at 1 free, removes refused for good", 0, 0},
     {"nand-dhara", 8011, 226, "a recovery's first checkpoint into the other anchor, erased: "
-                              "a cut recovery left its slot torn (mount IO for good)"},
+                              "a cut recovery left its slot torn (mount IO for good)", 0, 0},
+    {"nor-m25p16", 508, 1, "an idle call's victim freed and refilled: the walk ends "
+                           "(write CORRUPT)", 1, 5},
 };
 
 static int run_regress(void)
@@ -1843,6 +1881,8 @@ static int run_regress(void)
         struct stats st;
         int out = OUT_FAIL;
         memset(&st, 0, sizeof st);
+        opt_long = !rr->short_run;
+        opt_idle = rr->idle;
         for (gi = 0; gi < N_GEOS; gi++)
             if (strcmp(geos[gi].name, rr->geo) == 0)
                 out = do_run(&geos[gi], rr->seed, rr->cuts, &st);
@@ -1853,6 +1893,21 @@ static int run_regress(void)
     }
     printf("torture regress: %s\n", bad ? "FAILED" : "all passed");
     return bad;
+}
+
+/* --geo: one name, a comma-separated list of names, "all" or nothing (all). */
+static int geo_selected(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    const char *p = list;
+    if (!list || !*list || strcmp(list, "all") == 0)
+        return 1;
+    while ((p = strstr(p, name)) != NULL) {
+        if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+            return 1;
+        p += n;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -1894,6 +1949,8 @@ int main(int argc, char **argv)
             opt_long = 1;
         else if (strcmp(argv[a], "--verbose") == 0)
             opt_verbose = 1;
+        else if (strcmp(argv[a], "--idle") == 0 && a + 1 < argc)
+            opt_idle = (uint32_t)strtoul(argv[++a], NULL, 0);
         else if (strcmp(argv[a], "--scenario") == 0 && a + 1 < argc)
             scenario = argv[++a];
         else if (strcmp(argv[a], "--find-smallest") == 0)
@@ -1906,7 +1963,7 @@ int main(int argc, char **argv)
             return 0;
         } else {
             printf("usage: %s [--geo NAME|all] [--seed S] [--runs N] [--cuts N] [--min-cuts N] "
-                   "[--long] [--kinds random,early,brownout,mount,unmount] [--expect-failures] "
+                   "[--long] [--idle PCT] [--kinds random,early,brownout,mount,unmount] [--expect-failures] "
                    "[--verbose] [--list] [--scenario double-tear|mount-cuts|anchor-wear] "
                    "[--find-smallest] [--regress]\n",
                    argv[0]);
@@ -1916,7 +1973,7 @@ int main(int argc, char **argv)
     if (scenario) {
         int bad = 0;
         for (gi = 0; gi < N_GEOS; gi++) {
-            if (geo && *geo && strcmp(geo, "all") != 0 && strcmp(geo, geos[gi].name) != 0)
+            if (!geo_selected(geo, geos[gi].name))
                 continue;
             if (strcmp(scenario, "double-tear") == 0)
                 bad |= scenario_double_tear(&geos[gi], 3);
@@ -1937,7 +1994,7 @@ int main(int argc, char **argv)
         uint32_t nr = runs ? runs : opt_long ? g->runs_long : g->runs;
         uint32_t nc = cuts ? cuts : opt_long ? g->cuts_long : g->cuts, i;
         clock_t t0 = clock();
-        if (geo && *geo && strcmp(geo, "all") != 0 && strcmp(geo, g->name) != 0)
+        if (!geo_selected(geo, g->name))
             continue;
         any = 1;
         memset(&st, 0, sizeof st);
