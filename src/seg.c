@@ -505,11 +505,11 @@ void cn_seg_release_dead(cairn *fs)
         else if (g->state == CN_SEG_FULL && g->live == 0)
             g->state = CN_SEG_FREE;
         /* A victim freed in the middle of GC's walk (its data died) ends the
-         * walk (gc.c step): handed out and filled again before GC's next step, it would
-         * read FULL once more and the walk would go on past keys that now
-         * point into it (test_nospc "mount": CAIRN_ERR_CORRUPT from a write,
-         * 26 live pages left behind the cursor, once idle-begun victims
-         * waited for the next idle call) */
+         * walk at GC's next step (gc.c): handed out and filled again before
+         * that step, it would read FULL once more and the walk would go on
+         * past keys that now point into it (test_nospc "mount":
+         * CAIRN_ERR_CORRUPT from a write, 26 live pages left behind the
+         * cursor, once idle-begun victims waited for the next idle call) */
         if (g->state == CN_SEG_FREE && s == fs->gc.victim)
             fs->gc.freed = 1;
         if (g->state == CN_SEG_FREE) {
