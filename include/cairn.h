@@ -215,7 +215,9 @@ int cairn_mkdir(cairn *fs, const char *path);
  * segment of them, and frees it); when nothing is
  * worth collecting it erases one free segment ahead of need instead (the
  * writes of the next burst then erase nothing) and returns 1; 0 when there
- * is nothing left to do. Call it until it returns 0 to prepare a burst.
+ * is nothing left to do. Call it until it returns 0 to prepare a burst. A
+ * victim one call begins and does not finish waits for the next call; writes
+ * go on with it only while free segments run low.
  * The first call after a mount (budget > 0) also does what the first change
  * would (it marks the session begun: on NAND a checkpoint, which erases an
  * anchor block first), so a first write after it costs what a later one does.
