@@ -43,7 +43,7 @@ extern "C" {
 #define CAIRN_VERSION_MAJOR 0
 #define CAIRN_VERSION_MINOR 1
 /* On-disk format version written by this code. */
-#define CAIRN_DISK_VERSION 4
+#define CAIRN_DISK_VERSION 5
 
 #define CAIRN_NAME_MAX 255 /* bytes in one path component */
 #define CAIRN_PATH_MAX 4096 /* bytes in a path, its NUL included (as Linux) */

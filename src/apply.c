@@ -524,7 +524,7 @@ int cn_commit(cairn *fs)
     if (fs->unrecorded && !fs->in_gc && !fs->recovering &&
         cn_free_segs(fs) + cn_dead_segs(fs) < CN_RECOVERY_SEGS)
         return CAIRN_ERR_NOSPC;
-    err = cn_begin_write(fs);
+    err = cn_session_begin(fs);
     /* a commit that frees segments may borrow one from the recovery reserve
      * for its nodes: the checkpoint gives back more than the flush took */
     fs->borrow = cn_dead_segs(fs) > 0;
@@ -550,7 +550,7 @@ static int record_room(cairn *fs, uint32_t extra)
     int err;
     if (fs->read_only)
         return CAIRN_ERR_ROFS;
-    err = cn_begin_write(fs);
+    err = cn_session_begin(fs);
     if (!err && fs->unrecorded && !(fs->in_gc && fs->gc.squeeze))
         err = cn_commit(fs); /* a record after unrecorded moves would not replay */
     if (err)

@@ -149,6 +149,57 @@ static int block_anchors(const cairn *fs)
     return fs->medium == CAIRN_MEDIUM_NAND && anchor_blocks(fs) > 1u;
 }
 
+/* The last erase block of its anchor that slot s reaches into. */
+static uint32_t slot_last_block(const cairn *fs, uint32_t s)
+{
+    return ((s + 1u) * slot_pages(fs) - 1u) / fs->dev->geo.pages_per_block;
+}
+
+/* Partial run (NOR, anchors of several erase blocks): format erases only the
+ * blocks of anchor 0's slot 0, not both anchors whole (18 blocks and 816 ms
+ * on 4 MiB of nor-w25q128 in 32 KiB segments, where littlefs's format takes
+ * 2 blocks). The anchor's blocks from its front on still hold what an
+ * earlier volume left there; each is erased when a slot first reaches it
+ * (partial_extend), and every checkpoint of the run says so (PARTIAL), so a
+ * mount knows the front: the block after the newest checkpoint's last page.
+ * Older checkpoints in those blocks are passed over by the mount's search
+ * (older_than_run): the volume's seq starts above every slot header format
+ * found (cn_ckpt_format_erase). The run ends at the switch; the anchor is
+ * then erased whole like any anchor left behind. */
+static int partial(const cairn *fs, uint32_t a)
+{
+    return fs->ckpt_partial == a + 1u;
+}
+
+/* Partial run: erase the blocks slot s reaches past the front. */
+static int partial_extend(cairn *fs, uint32_t a, uint32_t s)
+{
+    uint32_t seg = fs->anchor[a];
+    int err = 0;
+    while (!err && cn_dev_front(fs, seg) <= slot_last_block(fs, s)) {
+        err = cn_dev_erase_next(fs, seg);
+        fs->ckpt_extended++; /* the checkpoint's erase steps (erase_step_if) */
+    }
+    return err;
+}
+
+/* Where the current anchor's checkpoints stop and the next goes to the other
+ * anchor. A partial run goes on past the switch slot while the other anchor
+ * is not erased yet (format left it as it was): its erase and the run's own
+ * blocks are then spread over the whole anchor, a block a call, where up to
+ * the switch slot some calls erased 3 anchor blocks (test_anchor "anchor
+ * erase spread", 4 MiB, directory changes: 8 blocks of the other anchor and
+ * 3 of the run in 8 checkpoints). The other anchor's erase comes first
+ * (erase_step_if), so a failing block of it is found early in the run. */
+static uint32_t run_end(const cairn *fs)
+{
+    uint32_t other = fs->ckpt_blank_from[fs->ckpt_anchor ^ 1u];
+    if (partial(fs, fs->ckpt_anchor) && other != 0 && other != CK_CLAIMED_ERASED &&
+        other != CK_ERASED_BUT_FIRST)
+        return slots_per_anchor(fs);
+    return switch_slot(fs);
+}
+
 /* Block 0 of anchor a erased, the rest as ckpt_blank_from[a] says (claimed,
  * or CK_ERASED_BUT_FIRST): it takes checkpoints from slot 0. */
 static int first_block_erased(cairn *fs, uint32_t a)
@@ -210,6 +261,8 @@ static int anchor_blank(cairn *fs, uint32_t anchor, int *blank)
 static void into_replacement(cairn *fs, uint32_t failing)
 {
     fs->anchor_old = fs->anchor[failing];
+    if (partial(fs, failing))
+        fs->ckpt_partial = 0; /* the replacement was erased whole */
     cn_seg_set_anchors(fs, failing == 0 ? fs->anchor_new : fs->anchor[0],
                        failing == 1 ? fs->anchor_new : fs->anchor[1]);
     fs->ckpt_blank_from[failing] = 0; /* erased in this session (anchor.c) */
@@ -258,8 +311,14 @@ static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
     else if (fresh)
         fs->ckpt_fresh = 0; /* as a switch: the rest of a tail_erase, block 0 */
     else if (fs->ckpt_slot != CN_NONE && !anchor_failing(fs, cur)) {
-        limit = anchor_failing(fs, other) ? slots_per_anchor(fs) : switch_slot(fs);
+        limit = anchor_failing(fs, other) ? slots_per_anchor(fs) : run_end(fs);
         for (s = fs->ckpt_slot + 1u; s < limit; s++) {
+            if (partial(fs, cur)) {
+                *anchor_out = cur; /* a failed erase flags it failing: the caller retries */
+                err = partial_extend(fs, cur, s);
+                if (err)
+                    return err;
+            }
             blank = s >= fs->ckpt_blank_from[cur];
             err = blank ? 0 : slot_blank(fs, cur, s, &blank);
             if (err)
@@ -408,34 +467,66 @@ static uint32_t block_of_slot(const cairn *fs, uint32_t s)
  * slots, 8 blocks), 2 on 16 MiB (10, 16). Directory changes alone, whose
  * commits often open a journal block, put 3 anchor blocks in one call at the
  * switch (4 MiB) and 7 (16 MiB) without it (test_anchor). */
+/* Is the anchor left behind being erased (and not failing)? */
+static int other_erasing(const cairn *fs, uint32_t other)
+{
+    return fs->ckpt_blank_from[other] == CK_ERASING && !anchor_failing(fs, other);
+}
+
+/* Partial run: blocks its slots up to the run's end still need erased. */
+static uint32_t partial_left(const cairn *fs)
+{
+    uint32_t cur = fs->ckpt_anchor, last, front;
+    if (!partial(fs, cur) || fs->ckpt_slot == CN_NONE || run_end(fs) == 0u)
+        return 0;
+    last = slot_last_block(fs, run_end(fs) - 1u);
+    front = cn_dev_front(fs, fs->anchor[cur]);
+    return front <= last ? last + 1u - front : 0u;
+}
+
+/* How many anchor blocks the checkpoint that landed must see erased in its
+ * call (counting the one its own slot may have taken, partial_extend): the
+ * blocks left, of the anchor left behind and of a partial run, spread over
+ * the checkpoints left before the run's end. 0 while there are more
+ * checkpoints left than blocks. */
 static uint32_t erase_due(const cairn *fs, uint32_t other)
 {
     uint32_t to = cn_dev_front(fs, fs->anchor[other]);
-    uint32_t left = block_anchors(fs) ? to : anchor_blocks(fs) - to;
-    uint32_t until = switch_slot(fs) > fs->ckpt_slot + 1u ? switch_slot(fs) - fs->ckpt_slot - 1u : 0;
+    uint32_t left = !other_erasing(fs, other) ? 0u : block_anchors(fs) ? to : anchor_blocks(fs) - to;
+    uint32_t until = run_end(fs) > fs->ckpt_slot + 1u ? run_end(fs) - fs->ckpt_slot - 1u : 0;
+    left += partial_left(fs);
     return until < left ? (left + until) / (until + 1u) : 0;
 }
 
-/* Erase blocks of the anchor left behind by a switch while its erase is
- * under way: one when the current call has erased nothing yet, or as many
- * as a landed checkpoint has to (erase_due). 1: a block was erased, 0:
- * nothing to do. An anchor whose erase failed is left to its replacement
- * (anchor.c): 1. */
+/* Erase blocks of the anchors ahead of need: of the anchor left behind by a
+ * switch while its erase is under way (first: a failing block is found
+ * early), then a partial run's next. One when the current call has erased
+ * nothing yet, or as many as a landed checkpoint has to (erase_due), less
+ * the block its own slot took. 1: a block was erased, 0: nothing to do. An
+ * anchor whose erase failed is left to its replacement (anchor.c): 1. */
 static int erase_step_if(cairn *fs, int landed)
 {
-    uint32_t other = fs->ckpt_anchor ^ 1u, n;
+    uint32_t other = fs->ckpt_anchor ^ 1u, cur = fs->ckpt_anchor, n,
+             extended = fs->ckpt_extended;
     int err = 0;
-    if (fs->read_only || fs->ckpt_slot == CN_NONE || fs->ckpt_blank_from[other] != CK_ERASING ||
-        anchor_failing(fs, other))
+    fs->ckpt_extended = 0;
+    if (fs->read_only || fs->ckpt_slot == CN_NONE ||
+        (!other_erasing(fs, other) && partial_left(fs) == 0))
         return 0;
     n = landed ? erase_due(fs, other) : 0;
-    if (n == 0 && fs->call_erases == 0)
+    if (landed && extended > 0)
+        n = n > extended ? n - extended : 0u;
+    else if (n == 0 && fs->call_erases == 0)
         n = 1;
-    if (n == 0)
-        return 0;
-    while (n-- > 0 && !err && fs->ckpt_blank_from[other] == CK_ERASING)
-        err = erase_step(fs, other);
-    return err && !anchor_failing(fs, other) ? err : 1;
+    for (; n > 0 && !err; n--) {
+        if (other_erasing(fs, other))
+            err = erase_step(fs, other);
+        else if (partial_left(fs) > 0)
+            err = cn_dev_erase_next(fs, fs->anchor[cur]);
+    }
+    if (err)
+        return anchor_failing(fs, other) || anchor_failing(fs, cur) ? 1 : err;
+    return 1;
 }
 
 int cn_ckpt_erase_step(cairn *fs) { return erase_step_if(fs, 0); }
@@ -497,6 +588,8 @@ static void set_anchors(cairn *fs, uint32_t kept, uint32_t fresh, uint32_t kept_
                         uint32_t fresh_blank_from)
 {
     CN_ASSERT(kept < fresh);
+    /* a partial run goes on only in the anchor that holds the newest */
+    fs->ckpt_partial = fs->ckpt_partial != 0 && fs->anchor[fs->ckpt_partial - 1u] == kept ? 1u : 0u;
     cn_seg_set_anchors(fs, kept, fresh);
     fs->ckpt_anchor = 0;
     fs->ckpt_blank_from[0] = kept_blank_from;
@@ -570,6 +663,7 @@ static uint32_t ck_flags(const cairn *fs, uint32_t anchor, int clean)
 {
     uint32_t other = fs->ckpt_blank_from[anchor ^ 1u], n = other_blocks(fs, anchor);
     return (clean ? CK_CLEAN : 0u) | (n << CN_CK_F_OTHER_BLOCKS_SHIFT) |
+           (partial(fs, anchor) ? CN_CK_F_PARTIAL : 0u) |
            (other == 0 || other == CK_CLAIMED_ERASED || other == CK_ERASED_BUT_FIRST || n == 1u
                 ? CK_OTHER_ERASED
                 : 0u);
@@ -594,6 +688,9 @@ static int ck_landed(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t seq, in
     int err;
     if (slot >= fs->ckpt_blank_from[anchor])
         fs->ckpt_blank_from[anchor] = slot + 1u;
+    if (fs->ckpt_partial != 0 && !partial(fs, anchor))
+        fs->ckpt_partial = 0; /* a switch ends the run: the anchor left behind is
+                                 erased whole (start_erase) */
     fs->ckpt_anchor = anchor;
     fs->ckpt_slot = slot;
     fs->ckpt_seq = seq;
@@ -730,7 +827,8 @@ static int ck_read_copy(cairn *fs, uint32_t first_page, int load, uint32_t *seq_
             return err;
         if (j == 0) {
             if (cn_get32(b + CN_CK_O_MAGIC) != CN_CK_MAGIC ||
-                cn_get16(b + CN_CK_O_VERSION) != CN_CK_VERSION ||
+                cn_get16(b + CN_CK_O_VERSION) < CN_CK_VERSION_OLDEST ||
+                cn_get16(b + CN_CK_O_VERSION) > CN_CK_VERSION ||
                 cn_get32(b + CN_CK_O_LENGTH) != len ||
                 cn_get32(b + CN_CK_O_PAGE_SIZE) != fs->page_size ||
                 cn_get32(b + CN_CK_O_SEG_PAGES) != fs->seg_pages ||
@@ -805,6 +903,47 @@ static int slot_written(cairn *fs, uint32_t anchor, uint32_t slot, int *written)
     return 0;
 }
 
+/* Do the first bytes of a slot read as a checkpoint header of a version
+ * this code reads? (Its CRC is not checked.) */
+static int header_plausible(const uint8_t *h)
+{
+    uint32_t v = cn_get16(h + CN_CK_O_VERSION);
+    return cn_get32(h + CN_CK_O_MAGIC) == CN_CK_MAGIC && v >= CN_CK_VERSION_OLDEST &&
+           v <= CN_CK_VERSION;
+}
+
+/* Is the valid checkpoint (seq) found in slot s older than the anchor's run?
+ * A run begins in slot 0, or 1 (NAND passes over a slot 0 a torn switch may
+ * hold), and every checkpoint of it is newer than its first; a partial run
+ * leaves an earlier volume's checkpoints after its own, whose seqs are all
+ * below the volume's first (cn_ckpt_format_erase). So a valid slot 0 or 1
+ * newer than the candidate says it is not of the run. Its header is looked at
+ * first (one small read per mount); only a newer one is read whole. */
+static int older_than_run(cairn *fs, uint32_t anchor, uint32_t s, uint32_t seq, int *older)
+{
+    uint8_t h[CN_CK_O_LENGTH];
+    uint32_t f, fseq, fflags;
+    int err;
+    *older = 0;
+    for (f = 0; f < 2u && f < s; f++) {
+        err = cn_dev_read(fs, slot_page(fs, anchor, f), 0, h, sizeof h);
+        if (err != 0 && err != CAIRN_ERR_IO)
+            return err;
+        if (err == CAIRN_ERR_IO || !header_plausible(h))
+            continue;
+        if ((int32_t)(cn_get32(h + CN_CK_O_SEQ) - seq) <= 0)
+            return 0; /* the run's first is not newer */
+        err = ck_read(fs, anchor, f, 0, &fseq, &fflags);
+        if (err == 0) {
+            *older = (int32_t)(fseq - seq) > 0;
+            return 0;
+        }
+        if (err != CAIRN_ERR_CORRUPT && err != CAIRN_ERR_IO)
+            return err;
+    }
+    return 0;
+}
+
 /* Last slot of an anchor holding a valid checkpoint, or CN_NONE. Slots are
  * written in order and a mount skips one slot (see cn_ckpt_load), so "slot i
  * or slot i+1 written" holds on a prefix of the slots: a binary search finds
@@ -836,13 +975,16 @@ static int last_valid(cairn *fs, uint32_t anchor, uint32_t *slot_out, uint32_t *
     /* the newest written slot is lo - 1 or lo */
     s = lo + 1 < slots_per_anchor(fs) ? lo + 1 : slots_per_anchor(fs);
     while (s > 0) {
+        int older = 0;
         s--;
         err = ck_read(fs, anchor, s, 0, seq_out, flags_out);
-        if (err == 0) {
+        if (err == 0)
+            err = older_than_run(fs, anchor, s, *seq_out, &older);
+        if (err == 0 && !older) {
             *slot_out = s;
             return 0;
         }
-        if (err != CAIRN_ERR_CORRUPT && err != CAIRN_ERR_IO)
+        if (err != 0 && err != CAIRN_ERR_CORRUPT && err != CAIRN_ERR_IO)
             return err;
     }
     return 0;
@@ -921,10 +1063,20 @@ int cn_ckpt_load(cairn *fs)
     if (clean && fs->medium == CAIRN_MEDIUM_NOR)
         fs->ckpt_mark_page = slot_page(fs, best, slot[best]); /* before adopt_anchors
                                                                  renumbers the anchors */
+    fs->ckpt_partial = 0;
+    if ((flags[best] & CN_CK_F_PARTIAL) && fs->medium == CAIRN_MEDIUM_NOR &&
+        anchor_blocks(fs) > 1u) {
+        /* the slot after the newest may be torn; past the block holding its
+         * last page nothing of the run is erased (partial_extend) */
+        fs->ckpt_partial = (uint8_t)(best + 1u);
+        fs->ckpt_slot = slot[best] + 1u;
+    }
     adopt_anchors(fs);
     for (a = 0; a < 2; a++) /* cn_seg_mark_erased leaves the anchors to this */
         if (fs->ckpt_blank_from[a] != CK_ERASING)
-            cn_dev_set_front(fs, fs->anchor[a], anchor_blocks(fs));
+            cn_dev_set_front(fs, fs->anchor[a],
+                             partial(fs, a) ? slot_last_block(fs, slot[best]) + 1u
+                                            : anchor_blocks(fs));
     return clean;
 }
 
@@ -973,12 +1125,83 @@ int cn_begin_write(cairn *fs)
     return cn_ckpt_write(fs, 0);
 }
 
-/* The first checkpoint, into slot 0 of anchor 0 (format erased both). */
+/* Format, NOR: the lowest and highest seq of the slot headers in both
+ * anchors (whatever their CRC: a torn header counts too). An unreadable
+ * header, whose seq cannot be known, makes *found 2. */
+static int prior_seqs(cairn *fs, int *found, uint32_t *lo, uint32_t *hi)
+{
+    uint8_t h[CN_CK_O_LENGTH];
+    uint32_t a, s, q;
+    *found = 0;
+    *lo = *hi = 0;
+    for (a = 0; a < 2; a++)
+        for (s = 0; s < slots_per_anchor(fs); s++) {
+            int err = cn_dev_read(fs, slot_page(fs, a, s), 0, h, sizeof h);
+            if (err == CAIRN_ERR_IO) {
+                *found = 2;
+                return 0;
+            }
+            if (err)
+                return err;
+            if (!header_plausible(h))
+                continue;
+            q = cn_get32(h + CN_CK_O_SEQ);
+            if (*found == 0 || q < *lo)
+                *lo = q;
+            if (*found == 0 || q > *hi)
+                *hi = q;
+            *found = 1;
+        }
+    return 0;
+}
+
+/* Format: make the anchors ready for the first checkpoint. On NOR only the
+ * blocks of anchor 0's slot 0 are erased (the whole anchor when it is one
+ * block, else a partial run), and anchor 1 is left as it is: the first
+ * session that writes erases it a block a call (ck_landed), so it is erased
+ * by the switch. What an earlier volume left in either is older than this
+ * one: the seq starts above every slot header found there (and the mount
+ * passes over older checkpoints in a run, older_than_run; the other anchor's
+ * newest loses to this one's). Headers whose seqs span a quarter of the
+ * serial space, or one that cannot be read, and NAND (whose session marks
+ * rely on the claim that the other anchor is erased) get both anchors
+ * erased whole, as before, and seq 1. A failed erase flags its anchor
+ * failing (fs.c retires it and finds the anchors again). */
+int cn_ckpt_format_erase(cairn *fs)
+{
+    uint32_t lo, hi, a, seg = fs->anchor[0];
+    int found = 2, err = 0;
+    fs->ckpt_partial = 0;
+    fs->ckpt_seq = 0;
+    fs->ckpt_blank_from[0] = 0;
+    fs->ckpt_blank_from[1] = 0;
+    fs->segs[fs->anchor[0]].state = CN_SEG_ANCHOR; /* their fronts are not stale */
+    fs->segs[fs->anchor[1]].state = CN_SEG_ANCHOR;
+    if (fs->medium == CAIRN_MEDIUM_NOR)
+        err = prior_seqs(fs, &found, &lo, &hi);
+    if (err)
+        return err;
+    if (found == 2 || (found == 1 && hi - lo >= 0x40000000u)) {
+        for (a = 0; a < 2 && !err; a++)
+            err = cn_seg_erase_whole(fs, fs->anchor[a]);
+        return err;
+    }
+    fs->ckpt_seq = found ? hi : 0u;
+    fs->ckpt_blank_from[1] = CN_NONE; /* not erased: ck_landed starts it */
+    if (anchor_blocks(fs) == 1u)
+        return cn_seg_erase_whole(fs, seg);
+    fs->ckpt_partial = 1;
+    err = cn_seg_erase_first(fs, seg);
+    if (!err)
+        err = partial_extend(fs, 0, 0);
+    return err;
+}
+
+/* The first checkpoint, into slot 0 of anchor 0 (cn_ckpt_format_erase made
+ * it ready and chose the seq it continues). */
 int cn_ckpt_format(cairn *fs)
 {
-    fs->ckpt_blank_from[0] = fs->ckpt_blank_from[1] = 0;
     fs->ckpt_anchor = 0;
     fs->ckpt_slot = CN_NONE;
-    fs->ckpt_seq = 0;
     return cn_ckpt_write(fs, 1);
 }

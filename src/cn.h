@@ -210,6 +210,10 @@ struct cn_gc {
      * them (it sits below file.c): a NOR tail page set before the count
      * changed may have moved, and is not appended to in place. */
     uint32_t begun;
+    /* Idle collection that frees nothing (cairn_gc): victims begun by idle
+     * calls since the free segments last rose above idle_free. */
+    uint16_t idle_victims;
+    uint16_t idle_free;
 };
 
 /* ---- node cache ---- */
@@ -368,6 +372,16 @@ struct cairn {
     uint8_t freeing;         /* a delete's record (or an extent's, whose data is
                               * written): its nodes may go down to GC's floor */
     uint8_t call_first;      /* the current call begins the session (its first write) */
+    /* NOR, anchors of several erase blocks: 1 + the anchor (0, 1) whose run
+     * began at format with only the blocks of its slot 0 erased; its blocks
+     * from its front on still hold what was there before (ckpt.c "partial
+     * run"). 0: none. */
+    uint8_t ckpt_partial;
+    uint8_t ckpt_extended; /* blocks of a partial run the next checkpoint's slot took */
+    /* The volume was never written: format left the tree and the journal
+     * unwritten (fs.c); the tree in the cache is the empty one, with the
+     * root directory, and the session's first change writes it. */
+    uint8_t unwritten;
 };
 
 /* device.c */
@@ -493,6 +507,7 @@ int cn_log_extend_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys,
                          uint32_t count, int32_t size);
 int cn_log_flush(cairn *fs);
 int cn_log_restart(cairn *fs, uint32_t floor);
+int cn_session_begin(cairn *fs);
 typedef int (*cn_rec_fn)(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len,
                          void *arg);
 int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
@@ -501,6 +516,7 @@ int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
 /* ckpt.c: a checkpoint is a header and a table entry per segment */
 int cn_ckpt_write(cairn *fs, int clean);
 int cn_ckpt_load(cairn *fs);
+int cn_ckpt_format_erase(cairn *fs);
 int cn_ckpt_format(cairn *fs);
 int cn_begin_write(cairn *fs); /* the session's first change: mark it unclean */
 void cn_ckpt_first_of_session(cairn *fs, int recovery);
@@ -530,6 +546,7 @@ int cn_record_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint
 /* gc.c */
 int cn_gc_step(cairn *fs, uint32_t budget, uint32_t written, uint32_t *moved);
 int cn_gc_collect(cairn *fs);
+void cn_gc_note_write(cairn *fs);
 int cn_gc_cheap_victim(cairn *fs);
 
 /* space.c: the settle point at the entry of an operation */

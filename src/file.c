@@ -294,7 +294,7 @@ int cn_file_flush_buffer(cairn *fs, struct cn_file *f)
     CN_ASSERT(!staged_by(fs, f) || f->id == CN_NONE);
     if (!f->buf_dirty || f->id == CN_NONE)
         return 0;
-    err = cn_begin_write(fs); /* a NOR tail is programmed before its record */
+    err = cn_session_begin(fs); /* a NOR tail is programmed before its record */
     if (err)
         return err;
     valid = valid_in_page(fs, f, fpage);

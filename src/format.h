@@ -15,6 +15,10 @@
 /* ---- FORMAT.md "Checkpoint" ---- */
 #define CN_CK_MAGIC 0x314E5243u /* "CRN1" as bytes */
 #define CN_CK_VERSION CAIRN_DISK_VERSION
+/* the oldest checkpoint version a mount reads: 4 differs from 5 only in
+ * what a format leaves (5: anchors not erased whole, PARTIAL, a tree and a
+ * journal not written yet), so a version 4 volume is a version 5 one */
+#define CN_CK_VERSION_OLDEST 4u
 #define CN_CK_HDR 144u  /* header bytes; the segment table follows */
 #define CN_CK_ENTRY 12u /* bytes of one segment's table entry */
 #define CN_CK_HEADS 10u /* heads recorded: meta, cold, data 0..7 */
@@ -43,6 +47,11 @@
 /* header flags */
 #define CN_CK_F_CLEAN 1u        /* written by a clean unmount (or format) */
 #define CN_CK_F_OTHER_ERASED 2u /* the other anchor was erased after the switch */
+/* NOR only, bit 2: PARTIAL, this checkpoint's anchor is in a partial run
+ * (format erased only the blocks of its slot 0; the blocks after the one
+ * holding this checkpoint's last page are erased only when a later slot
+ * needs them). Written by version 5. */
+#define CN_CK_F_PARTIAL 4u
 /* bits 2..7: NAND anchors of several erase blocks, n: the other anchor's
  * blocks from n on are erased (0: not recorded) */
 #define CN_CK_F_OTHER_BLOCKS_SHIFT 2u

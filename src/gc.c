@@ -312,7 +312,7 @@ static int run(cairn *fs, uint32_t budget, uint32_t written, int for_space,
     *moved = 0;
     if (fs->in_gc)
         return CAIRN_ERR_NOSPC;
-    err = cn_begin_write(fs);
+    err = cn_session_begin(fs);
     if (err)
         return err;
     fs->in_gc = 1;
@@ -368,14 +368,43 @@ int cn_gc_collect(cairn *fs)
     return 0;
 }
 
+/* Idle calls that went on collecting without ever freeing a segment more:
+ * each victim gains about what its moves and the nodes they rewrite take
+ * (on small volumes nodes share segments with moved data, and the nodes a
+ * collection rewrites are the next victims' garbage). Test_space's idle
+ * calls on 1 MiB of NOR moved 7,282 pages in 432 calls and never returned 0
+ * when format's tree and journal went into segments in the other order.
+ * Enough victims to free a segment at the least gain each, and two more;
+ * a write starts the count again (cn_gc_note_write). */
+static int idle_futile(cairn *fs)
+{
+    uint32_t free = cn_free_segs(fs);
+    if (free > fs->gc.idle_free) {
+        fs->gc.idle_free = (uint16_t)(free > 0xFFFFu ? 0xFFFFu : free);
+        fs->gc.idle_victims = 0;
+    }
+    return fs->gc.idle_victims > fs->seg_pages / min_gain(fs) + 2u;
+}
+
+void cn_gc_note_write(cairn *fs)
+{
+    uint32_t free = cn_free_segs(fs);
+    fs->gc.idle_victims = 0;
+    fs->gc.idle_free = (uint16_t)(free > 0xFFFFu ? 0xFFFFu : free);
+}
+
 int32_t cairn_gc(cairn *fs, uint32_t budget)
 {
-    uint32_t moved = 0, tries = 0;
+    uint32_t moved = 0, tries = 0, begun;
     int err = cn_fs_ready(fs, 1);
     /* a step that only finishes a victim or frees dead segments (a commit)
      * moves nothing: go on, so that 0 means nothing was worth collecting */
-    while (!err && moved == 0 && budget > 0 && tries++ < 4)
+    while (!err && moved == 0 && budget > 0 && tries++ < 4 && !idle_futile(fs)) {
+        begun = fs->gc.begun;
         err = run(fs, budget, 0, 0, &moved);
+        if (fs->gc.idle_victims < 0xFFFFu)
+            fs->gc.idle_victims = (uint16_t)(fs->gc.idle_victims + (fs->gc.begun != begun));
+    }
     if (err == CAIRN_ERR_NOSPC)
         err = 0; /* nothing worth collecting */
     if (err || moved)

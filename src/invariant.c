@@ -67,6 +67,8 @@ static void check_heads(const cairn *fs)
         CN_ASSERT(hd->seg >= fs->seg_base && hd->seg < fs->seg_count);
         CN_ASSERT(hd->page <= fs->seg_pages);
     }
+    if (fs->unwritten && fs->log.seg == CN_NONE)
+        return; /* no journal until the first change (journal.c cn_session_begin) */
     CN_ASSERT(fs->log.seg >= fs->seg_base && fs->log.seg < fs->seg_count);
     CN_ASSERT(fs->segs[fs->log.seg].state == CN_SEG_LOG);
     CN_ASSERT(fs->log.flushed <= fs->log.off && fs->log.off <= fs->seg_pages * fs->page_size);

@@ -173,6 +173,33 @@ int cn_log_restart(cairn *fs, uint32_t floor)
     return 0;
 }
 
+/* The session's first change: every state-changing entry point calls this
+ * first (ckpt.c cn_begin_write marks the session). A volume format left
+ * unwritten (fs.c unwritten_tree: the tree only in the cache, no journal)
+ * gets its tree written and a journal segment, and a checkpoint without
+ * CLEAN names both before any record goes there: the session's mark. A cut
+ * before it lands leaves format's checkpoint, which names none of it, so
+ * the next mount finds the volume unwritten again. A failure half-way
+ * breaks the mount (a remount starts over). */
+int cn_session_begin(cairn *fs)
+{
+    int err;
+    if (!fs->session_pending || !fs->unwritten)
+        return cn_begin_write(fs);
+    fs->session_pending = 0;
+    fs->ckpt_mark_page = CN_NONE; /* the checkpoint below marks the session */
+    err = cn_cache_flush(fs);
+    if (!err)
+        err = cn_log_restart(fs, CN_RECOVERY_SEGS);
+    if (!err)
+        err = cn_ckpt_write(fs, 0);
+    if (err)
+        fs->broken = 1;
+    else
+        fs->unwritten = 0;
+    return err;
+}
+
 CN_NOINLINE static int move_log(cairn *fs)
 {
     int err = cn_cache_flush(fs);

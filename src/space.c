@@ -118,7 +118,8 @@ static int steps_keep_up(const cairn *fs, uint32_t pages)
  * is left still happens. */
 int cn_settle(cairn *fs, uint32_t pages)
 {
-    int err = cn_begin_write(fs);
+    int err = cn_session_begin(fs);
+    cn_gc_note_write(fs); /* idle collection may gain again (gc.c idle_futile) */
     if (!err)
         err = record_space(fs);
     if (!err && !fs->in_gc && !fs->recovering)

@@ -1209,12 +1209,15 @@ static int cmd_info(struct args *a)
         printf(", %u erase block%s marked bad in the OOB", (unsigned)marked, marked == 1 ? "" : "s");
     printf("\n");
     if (have_ck) {
-        printf("last checkpoint: seq %u in segment %u slot %u%s, %s; journal at segment %u "
-               "offset %u (seq %u)\n",
+        printf("last checkpoint: seq %u in segment %u slot %u%s, %s; ",
                (unsigned)ck.h.seq, (unsigned)ck.anchor[ck.anchor_index], (unsigned)ck.slot,
                ck.copy ? " (second copy)" : "",
-               ckpt_clean(&ck.h) ? "clean" : "not clean (the journal is replayed)",
-               (unsigned)ck.h.log_seg, (unsigned)ck.h.log_off, (unsigned)ck.h.log_seq);
+               ckpt_clean(&ck.h) ? "clean" : "not clean (the journal is replayed)");
+        if (ck.h.log_seg == 0xFFFFFFFFu)
+            printf("no journal yet (never written)\n");
+        else
+            printf("journal at segment %u offset %u (seq %u)\n", (unsigned)ck.h.log_seg,
+                   (unsigned)ck.h.log_off, (unsigned)ck.h.log_seq);
         printf("anchors:         segments %u and %u: %u and %u valid checkpoints of %u slots\n",
                (unsigned)ck.anchor[0], (unsigned)ck.anchor[1], (unsigned)ck.valid[0],
                (unsigned)ck.valid[1], (unsigned)ck.slots);
@@ -1231,7 +1234,7 @@ static int dump_parts(const struct args *a, struct vol *v, const struct ckpt *ck
 {
     int problems = 0, r;
     if (a->dump_ckpt || (!a->dump_journal && !a->dump_tree))
-        dump_checkpoint(ck);
+        dump_checkpoint(ck, v->dev->geo.medium);
     if (a->dump_journal) {
         r = dump_journal(v->dev, ck);
         problems = r < 0 ? r : problems + r;

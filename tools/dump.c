@@ -152,18 +152,25 @@ static void print_table(const struct ckpt *ck)
     }
 }
 
-void dump_checkpoint(const struct ckpt *ck)
+void dump_checkpoint(const struct ckpt *ck, uint32_t medium)
 {
     const struct ckpt_hdr *h = &ck->h;
+    unsigned n = (unsigned)(h->flags >> CN_CK_F_OTHER_BLOCKS_SHIFT);
     printf("checkpoint in segment %u (anchor %u) slot %u copy %u, %u page%s a copy\n",
            (unsigned)ck->anchor[ck->anchor_index], (unsigned)ck->anchor_index,
            (unsigned)ck->slot, (unsigned)ck->copy, (unsigned)ck->ckpt_pages,
            ck->ckpt_pages == 1 ? "" : "s");
     printf("magic        CRN1\n");
     printf("version      %u\n", (unsigned)h->version);
-    printf("flags        0x%02x (%s%s)\n", (unsigned)h->flags,
+    printf("flags        0x%02x (%s%s", (unsigned)h->flags,
            h->flags & CN_CK_F_CLEAN ? "clean" : "not clean",
            h->flags & CN_CK_F_OTHER_ERASED ? ", other anchor erased" : "");
+    /* bits 2..7: NOR bit 2 PARTIAL; NAND the other anchor's erased blocks */
+    if (medium == CAIRN_MEDIUM_NOR && (h->flags & CN_CK_F_PARTIAL))
+        printf(", partial run");
+    else if (medium != CAIRN_MEDIUM_NOR && n != 0)
+        printf(", other anchor erased from block %u", n);
+    printf(")\n");
     printf("session      0x%02x (%s)\n", (unsigned)h->session,
            h->session == 0xFF ? "no session began after it" : "a session began after it");
     printf("seq          %u\n", (unsigned)h->seq);
@@ -442,6 +449,12 @@ int dump_journal(struct cairn_dev *dev, const struct ckpt *ck)
     j.off = ck->h.log_off;
     j.seq = ck->h.log_seq;
     j.records = j.hops = 0;
+    if (ck->h.log_seg == 0xFFFFFFFFu && ck->h.root == 0xFFFFFFFFu) {
+        /* format leaves a volume unwritten: no journal until its first change */
+        printf("journal: none yet (the volume was never written)\n");
+        free(v.page);
+        return 0;
+    }
     printf("journal from segment %u offset %u seq %u\n", (unsigned)j.seg, (unsigned)j.off,
            (unsigned)j.seq);
     if (!journal_start_ok(&v, &ck->h)) {
@@ -769,6 +782,11 @@ int dump_tree(struct cairn_dev *dev, const struct ckpt *ck)
     memset(&w, 0, sizeof w);
     if (vctx_init(&w.v, dev, ck) < 0)
         return -1;
+    if (ck->h.root == 0xFFFFFFFFu && ck->h.log_seg == 0xFFFFFFFFu) {
+        printf("tree: none yet (the volume was never written: an empty root directory)\n");
+        free(w.v.page);
+        return 0;
+    }
     w.height = ck->h.height; /* 1..CN_MAX_HEIGHT: ckpt_parse_header */
     w.max_nodes = w.v.seg_count * w.v.seg_pages / w.v.node_pages;
     for (i = 0; i < w.height; i++)

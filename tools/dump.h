@@ -15,7 +15,7 @@
 #include "probe.h"
 
 /* The checkpoint found by ckpt_find_newest: header, heads, segment table. */
-void dump_checkpoint(const struct ckpt *ck);
+void dump_checkpoint(const struct ckpt *ck, uint32_t medium);
 
 /* The journal from the checkpoint's position to the end of its valid chain.
  * Returns the problems found (0: the chain ends as a journal does), or -1 when

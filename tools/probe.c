@@ -100,8 +100,8 @@ int ckpt_parse_header(const uint8_t *b, struct ckpt_hdr *h)
         h->head_seg[i] = le32(b + CN_CK_O_HEADS + 8 * i);
         h->head_page[i] = le32(b + CN_CK_O_HEADS + 4 + 8 * i);
     }
-    if (h->version != CN_CK_VERSION || h->page_size < 128 || h->page_size > 65536 ||
-        h->page_size % 8 || h->seg_pages == 0 || h->seg_pages > 65535 ||
+    if (h->version < CN_CK_VERSION_OLDEST || h->version > CN_CK_VERSION ||
+        h->page_size < 128 || h->page_size > 65536 || h->page_size % 8 || h->seg_pages == 0 || h->seg_pages > 65535 ||
         h->seg_count < CN_MIN_SEGS || (uint64_t)h->seg_pages * h->seg_count >= 0x80000000u ||
         h->length != CN_CK_HDR + CN_CK_ENTRY * h->seg_count ||
         h->node_size % h->page_size || h->node_size < 1024 || h->node_size > 65536 ||

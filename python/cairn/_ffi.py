@@ -62,7 +62,7 @@ struct cairn_dev {
 /* ---- cairn.h ---- */
 #define CAIRN_VERSION_MAJOR 0
 #define CAIRN_VERSION_MINOR 1
-#define CAIRN_DISK_VERSION 4
+#define CAIRN_DISK_VERSION 5
 #define CAIRN_NAME_MAX 255
 #define CAIRN_ATTR_MAX 64
 #define CAIRN_CONTEXT_SIZE 512

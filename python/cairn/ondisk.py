@@ -30,7 +30,8 @@ import sys
 import zlib
 
 # ---- numbers (src/format.h) ----
-DISK_VERSION = 4
+DISK_VERSION = 5
+DISK_VERSION_OLDEST = 4  # 4 differs only in what a format leaves
 CK_MAGIC = 0x314E5243  # "CRN1"
 CK_HDR = 144
 CK_ENTRY = 12
@@ -38,6 +39,7 @@ CK_HEADS = 10
 CK_F_CLEAN = 1
 CK_F_OTHER_ERASED = 2
 CK_F_OTHER_BLOCKS_SHIFT = 2
+CK_F_PARTIAL = 4  # NOR: bit 2, a partial run (FORMAT.md "Checkpoint")
 MIN_SEGS = 11
 MAX_HEIGHT = 5
 
@@ -306,7 +308,7 @@ def parse_header(b: bytes) -> Header | None:
     f = struct.unpack_from("<HBBIIIIIIIIIIIIII", b, 4)
     heads = [(u32(b, 64 + 8 * i), u32(b, 68 + 8 * i)) for i in range(CK_HEADS)]
     h = Header(*f, heads=heads)
-    ok = (h.version == DISK_VERSION and 128 <= h.page_size <= 65536 and h.page_size % 8 == 0
+    ok = (DISK_VERSION_OLDEST <= h.version <= DISK_VERSION and 128 <= h.page_size <= 65536 and h.page_size % 8 == 0
           and 0 < h.seg_pages <= 65535 and h.seg_count >= MIN_SEGS
           and h.seg_pages * h.seg_count < 0x80000000
           and h.length == CK_HDR + CK_ENTRY * h.seg_count
@@ -408,13 +410,17 @@ def head_name(h: int) -> str:
     return ("meta", "cold")[h] if h < 2 else f"data{h - 2}"
 
 
-def other_blocks_text(flags: int) -> str:
-    """Bits 2..7 of the checkpoint flags (NAND anchors of several blocks)."""
+def other_blocks_text(flags: int, medium: str | None = None) -> str:
+    """Bits 2..7 of the checkpoint flags: on NAND (anchors of several blocks)
+    the other anchor's blocks from n on are erased; on NOR bit 2 is PARTIAL
+    (a run format began with only its first blocks erased)."""
+    if medium == "nor":
+        return ", partial run" if flags & CK_F_PARTIAL else ""
     n = flags >> CK_F_OTHER_BLOCKS_SHIFT
     return f", other anchor erased from block {n}" if n else ""
 
 
-def checkpoint_lines(ck: Checkpoint) -> list[str]:
+def checkpoint_lines(ck: Checkpoint, medium: str | None = None) -> list[str]:
     h = ck.header
     out = [f"checkpoint in segment {ck.anchors[ck.anchor_index]} (anchor {ck.anchor_index}) "
            f"slot {ck.slot} copy {ck.copy}, {ck.ckpt_pages} page{'' if ck.ckpt_pages == 1 else 's'}"
@@ -423,7 +429,7 @@ def checkpoint_lines(ck: Checkpoint) -> list[str]:
            f"version      {h.version}",
            f"flags        0x{h.flags:02x} ({'clean' if h.flags & CK_F_CLEAN else 'not clean'}"
            f"{', other anchor erased' if h.flags & CK_F_OTHER_ERASED else ''}"
-           f"{other_blocks_text(h.flags)})",
+           f"{other_blocks_text(h.flags, medium)})",
            f"session      0x{h.session:02x} ("
            f"{'no session began after it' if h.session == 0xFF else 'a session began after it'})"]
     for name in ("seq", "length"):
@@ -578,8 +584,11 @@ class Journal:
     end_off: int = 0
     reason: str = ""  # why it ends there
     problems: list = dataclasses.field(default_factory=list)
+    unwritten: bool = False  # format left the volume unwritten: no journal yet
 
     def lines(self) -> list[str]:
+        if self.unwritten:
+            return ["journal: none yet (the volume was never written)"]
         out = [f"journal from segment {self.start[0]} offset {self.start[1]} seq {self.start[2]}"]
         out += [r.line() for r in self.records]
         if self.problems and not self.reason:
@@ -641,6 +650,9 @@ def read_journal(img: Image, ck: Checkpoint) -> Journal:
     h, g = ck.header, img.geo
     r = _Reader(img, ck)
     j = Journal((h.log_seg, h.log_off, h.log_seq), [])
+    if h.log_seg == NONE32 and h.root == NONE32:
+        j.unwritten = True  # format left the volume unwritten: no journal until its first change
+        return j
     if not (ck.seg_base <= h.log_seg < g.seg_count and h.log_off <= r.seg_bytes):
         j.problems.append("the checkpoint's journal position is outside the volume")
         return j
@@ -738,6 +750,7 @@ class Tree:
     nodes: list = dataclasses.field(default_factory=list)
     problems: int = 0
     stopped: bool = False  # more nodes than the volume holds
+    unwritten: bool = False  # format left the volume unwritten: the root directory only
 
     @property
     def entries(self) -> list:
@@ -747,6 +760,8 @@ class Tree:
         return [e for n in self.nodes if n.level == 0 for e in n.entries]
 
     def lines(self) -> list[str]:
+        if self.unwritten:
+            return ["tree: none yet (the volume was never written: an empty root directory)"]
         out = [f"tree from page {self.root}, height {self.height}"]
         for n in self.nodes:
             out += n.lines()
@@ -923,6 +938,9 @@ def walk_tree(img: Image, ck: Checkpoint) -> Tree:
     h = ck.header
     w = _Walker(img, ck)
     t = Tree(h.root, h.height)
+    if h.root == NONE32 and h.log_seg == NONE32:
+        t.unwritten = True  # format left it unwritten: the empty tree, the root directory only
+        return t
     max_nodes = img.geo.seg_count * img.geo.seg_pages // w.node_pages
     stack = []  # [node, next child] per depth
     root = w.visit(h.root, h.height - 1)
@@ -959,7 +977,7 @@ def dump_lines(img: Image, ck: Checkpoint | None = None, checkpoint: bool | None
         checkpoint = not journal and not tree
     out, problems = [], 0
     if checkpoint:
-        out += checkpoint_lines(ck)
+        out += checkpoint_lines(ck, img.geo.medium)
     if journal:
         j = read_journal(img, ck)
         out += j.lines()

@@ -839,6 +839,82 @@ static void second_copy_written(uint64_t seed)
     t_fs_free(&t);
 }
 
+/* Format over an earlier volume whose checkpoints fill both anchors (issue
+ * 11: "format erases no more than it must"). On NOR format erases only the
+ * blocks of anchor 0's slot 0 and leaves anchor 1 as it was (ckpt.c
+ * "partial run"); its seq starts above every checkpoint found there. On
+ * NAND and BLOCK both anchors are erased whole, as before. Then sessions cut
+ * at one of their first 12 mutating operations, each followed by a mount:
+ * nothing of the earlier volume may ever be found (its files, its
+ * checkpoints), and what the new one synced must stay, through enough
+ * sessions to switch anchors several times. */
+static void reformat(const struct geo_case *g, uint64_t seed)
+{
+    struct tfs t;
+    struct csim_counters c0, c1;
+    char label[96];
+    unsigned r, cuts = 0, logged = 0;
+    uint64_t rng = seed;
+    uint32_t old_seq, first_block[2], bpl, expect;
+    uint64_t format_erases;
+    struct cairn_info info;
+    int rc;
+    snprintf(label, sizeof label, "reformat %s", g->label);
+    t_fs_init(&t, geo_sim(g, seed), 1);
+    t_fs_format_mount(&t);
+    CHECK_EQ(t_write_file(t.fs, "/old", payload, 3000), 0, "%s: the earlier volume's file", label);
+    for (r = 0; r < 50; r++) {
+        CHECK_EQ(session_write(&t, r), 0, "%s: earlier session %u", label, r);
+        CHECK_EQ(t_fs_remount(&t, label), 0, "%s: earlier remount %u", label, r);
+    }
+    old_seq = t.fs->ckpt_seq;
+    anchor_blocks(&t, first_block, &bpl);
+    t_fs_unmount(&t);
+    csim_counters(t.sim, &c0);
+    rc = cairn_format(t.fs, &t.cfg);
+    csim_counters(t.sim, &c1);
+    CHECK_EQ(rc, 0, "%s: format over it", label);
+    format_erases = c1.erases - c0.erases;
+    expect = csim_geometry(t.sim)->medium == CAIRN_MEDIUM_NOR ? 1u : 2u * bpl;
+    CHECK(format_erases <= expect, "%s: format erased %llu blocks <= %u", label,
+          (unsigned long long)format_erases, (unsigned)expect);
+    CHECK_EQ(t_fs_mount(&t), 0, "%s: mount the new volume", label);
+    if (csim_geometry(t.sim)->medium == CAIRN_MEDIUM_NOR)
+        CHECK((int32_t)(t.fs->ckpt_seq - old_seq) > 0, "%s: the new seq %u is above the old %u",
+              label, (unsigned)t.fs->ckpt_seq, (unsigned)old_seq);
+    CHECK_EQ(t_write_file(t.fs, "/new", payload + 7, 5000), 0, "%s: the new volume's file", label);
+    for (r = 0; r < 120 && t.mounted; r++) {
+        csim_counters(t.sim, &c0);
+        if (r % 3 != 2) {
+            csim_cut_at(t.sim, c0.mutating_ops + t_randn(&rng, 12),
+                        (r & 1) ? CSIM_TEAR_RANDOM : CSIM_TEAR_PREFIX);
+        }
+        if (session_write(&t, r) == 0)
+            logged++;
+        (void)session_write(&t, r + 1);
+        if (csim_powered(t.sim)) {
+            csim_cut_cancel(t.sim);
+            t_fs_unmount(&t);
+        } else {
+            t_fs_abandon(&t);
+            cuts++;
+        }
+        if (mount_ok(&t, label, r) != 0)
+            break;
+        CHECK(cairn_stat(t.fs, "/old", &info) == CAIRN_ERR_NOENT, "%s: round %u: nothing of the "
+              "earlier volume comes back", label, r);
+        if (r % 10 == 0)
+            t_check_file(t.fs, "/new", payload + 7, 5000, label);
+    }
+    if (t.mounted)
+        t_check_file(t.fs, "/new", payload + 7, 5000, label);
+    printf("  %s: format erased %llu blocks (anchors of %u), the earlier volume's newest seq %u; "
+           "%u sessions, %u cut\n", label, (unsigned long long)format_erases,
+           (unsigned)bpl, (unsigned)old_seq, r, cuts);
+    CHECK(logged > 0, "%s: some sessions wrote", label);
+    t_fs_free(&t);
+}
+
 int main(int argc, char **argv)
 {
     unsigned i, scale = t_scale();
@@ -856,6 +932,7 @@ int main(int argc, char **argv)
         cut_in_recovery(&geos[i], seed + i);
         session_mark(&geos[i], seed + i);
         rolled_back_image(&geos[i], seed + i);
+        reformat(&geos[i], seed + i);
     }
     second_copy_written(seed);
     block_anchor_sessions(seed);

@@ -1274,6 +1274,37 @@ static void s_zero_config(void)
         }
         t_fs_free(&t);
     }
+    /* a card whose write unit (256 KiB) spans two erase blocks of 128 KiB:
+     * zero config picks segments of whole units (the torture's random
+     * geometries found it refused with INVAL, "write_unit must ... divide a
+     * segment", a reason about the segment size the user had not chosen) */
+    {
+        struct cairn_geometry geo;
+        struct csim_cost cost;
+        struct csim_ftl ftl;
+        struct tfs t;
+        struct cairn_fsinfo fi;
+        int rc;
+        csim_model_info("sd-tf", &geo, &cost, &ftl);
+        geo.pages_per_block = 256;
+        geo.block_count = 64;
+        geo.blocks_per_lblock = 0;
+        t_fs_init(&t, csim_new_custom(&geo, &cost, &ftl, NULL), 0);
+        rc = cairn_format(t.fs, &t.cfg);
+        if (rc == 0)
+            rc = t_fs_mount(&t);
+        CHECK(rc == 0, "zero config, 128 KiB erase blocks and 256 KiB write units: format + "
+              "mount %d (%s)", rc, cairn_config_why(&t.cfg) ? cairn_config_why(&t.cfg) : "");
+        if (rc == 0) {
+            RC(cairn_fs_stat(t.fs, &fi), 0, "fs_stat");
+            CHECK(fi.block_size % 262144u == 0, "segments of %u KiB hold whole write units",
+                  (unsigned)(fi.block_size >> 10));
+            RC(t_write_file(t.fs, "/zero", "zero config", 11), 0, "write with zero config");
+            if (t_fs_remount(&t, "unit of two blocks") == 0)
+                t_check_file(t.fs, "/zero", "zero config", 11, "unit of two blocks");
+        }
+        t_fs_free(&t);
+    }
 }
 
 /* A config that cannot work gets INVAL and a reason (issue 11): each check

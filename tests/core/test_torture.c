@@ -76,7 +76,7 @@
 
 /* ------------------------------------------------------------ geometries */
 
-enum geo_kind { G_MODEL, G_NAND4K, G_SDSMALL };
+enum geo_kind { G_MODEL, G_NAND4K, G_SDSMALL, G_RANDOM };
 
 struct geo_def {
     const char *name;
@@ -109,6 +109,9 @@ static const struct geo_def geos[] = {
     {"sd-tf", G_MODEL, "sd-tf", 12, 16, 1, 1, 15, 4, 200},
     {"sd-small", G_SDSMALL, NULL, 64, 64, 1, 2, 30, 8, 600},
     {"smallest", G_MODEL, "nor-w25q128", 44, 44, 4, 6, 60, 20, 2000},
+    /* a geometry of its own for every run, drawn from the run's seed
+     * (random_geometry); only when named: --geo random */
+    {"random", G_RANDOM, NULL, 0, 0, 0, 8, 20, 16, 400},
 };
 #define N_GEOS (sizeof geos / sizeof geos[0])
 
@@ -116,9 +119,83 @@ static int opt_long, opt_verbose;
 /* --idle P: P% of the workload's calls are idle cairn_gc calls (0: none, and
  * the operation stream of every seed is what it was without the option). */
 static uint32_t opt_idle;
+/* --aged P: P% of the runs format over an earlier volume of the same
+ * geometry (age_device), whose checkpoints fill both anchors: a format
+ * erases only anchor 0's first blocks on NOR (ckpt.c "partial run"), and
+ * nothing of the earlier volume may come back. Chosen from the seed alone,
+ * so the runs' operation streams are what they were without the option. */
+static uint32_t opt_aged;
 /* Episode kinds in use (--kinds): random, early, brownout, mount, unmount. */
 static unsigned opt_kinds = 0x1F;
 static const char *const kind_names[] = {"random", "early", "brownout", "mount", "unmount"};
+
+/* splitmix64: the random geometry depends on the seed alone */
+static uint64_t geo_mix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint32_t geo_pick(uint64_t *x, const uint32_t *v, uint32_t n)
+{
+    return v[geo_mix(x) % n];
+}
+
+/* A NOR, NAND or BLOCK geometry none of the models has: page sizes, erase
+ * blocks, partial-program limits, volume sizes and logical blocks drawn from
+ * the seed, with the nearest model's costs. cairn picks its segment size
+ * (zero config); a geometry it refuses is a skipped run, printed. */
+static csim *random_geometry(uint64_t seed, struct csim_options *opt)
+{
+    static const uint32_t nor_pages[] = {256, 256, 512, 1024};
+    static const uint32_t nor_block[] = {4096, 4096, 32768, 65536, 262144};
+    static const uint32_t nand_pages[] = {512, 2048, 2048, 4096};
+    static const uint32_t nand_ppb[] = {32, 64, 64, 128};
+    static const uint32_t nops[] = {1, 1, 2, 4};
+    static const uint32_t bpls[] = {0, 0, 0, 0, 1, 2, 4}; /* 0: cairn picks */
+    uint64_t x = seed * 7919u + 17u;
+    uint32_t kind = (uint32_t)(geo_mix(&x) % 10u), bpl = geo_pick(&x, bpls, 7), want;
+    struct cairn_geometry geo;
+    struct csim_cost cost;
+    struct csim_ftl ftl;
+    memset(&geo, 0, sizeof geo);
+    if (kind < 5) { /* NOR: 256 KiB to 8 MiB */
+        csim_model_info(kind < 2 ? "nor-m25p16" : "nor-w25q128", NULL, &cost, NULL);
+        geo.medium = CAIRN_MEDIUM_NOR;
+        geo.page_size = geo_pick(&x, nor_pages, 4);
+        geo.pages_per_block = geo_pick(&x, nor_block, 5) / geo.page_size;
+        want = (256u << (geo_mix(&x) % 6u)) * 1024u;
+        geo.block_count = want / (geo.page_size * geo.pages_per_block);
+    } else if (kind < 9) { /* NAND: 16 to 160 erase blocks */
+        csim_model_info(kind < 7 ? "nand-jffs2" : "nand-dhara", NULL, &cost, NULL);
+        geo.medium = CAIRN_MEDIUM_NAND;
+        geo.page_size = geo_pick(&x, nand_pages, 4);
+        geo.spare_size = geo.page_size / 32u;
+        geo.pages_per_block = geo_pick(&x, nand_ppb, 4);
+        geo.max_partial_programs = geo_pick(&x, nops, 4);
+        geo.block_count = 16u + (uint32_t)(geo_mix(&x) % 145u);
+    } else { /* BLOCK: sd-tf's card in 128-512 KiB erase blocks */
+        csim_model_info("sd-tf", &geo, &cost, &ftl);
+        geo.pages_per_block = 256u << (geo_mix(&x) % 3u);
+        geo.block_count = 32u + (uint32_t)(geo_mix(&x) % 3u) * 16u;
+        bpl = 0;
+    }
+    while (bpl > 1u && geo.block_count % bpl != 0)
+        bpl /= 2u;
+    if (geo.block_count < 8u)
+        geo.block_count = 8u;
+    geo.blocks_per_lblock = bpl;
+    opt->blocks_per_lblock = bpl;
+    printf("  random geometry (seed %llu): %s, %u B pages, %u pages/block, %u blocks, "
+           "NOP %u, %u blocks a logical block (0: cairn picks)\n",
+           (unsigned long long)seed,
+           geo.medium == CAIRN_MEDIUM_NOR ? "NOR" : geo.medium == CAIRN_MEDIUM_NAND ? "NAND" : "BLOCK",
+           (unsigned)geo.page_size, (unsigned)geo.pages_per_block, (unsigned)geo.block_count,
+           (unsigned)geo.max_partial_programs, (unsigned)bpl);
+    return csim_new_custom(&geo, &cost, geo.medium == CAIRN_MEDIUM_BLOCK ? &ftl : NULL, opt);
+}
 
 static csim *make_sim(const struct geo_def *g, uint64_t seed)
 {
@@ -130,6 +207,8 @@ static csim *make_sim(const struct geo_def *g, uint64_t seed)
     opt.blocks_per_lblock = g->bpl;
     if (g->kind == G_MODEL) {
         sim = csim_new(g->model, &opt);
+    } else if (g->kind == G_RANDOM) {
+        sim = random_geometry(seed, &opt);
     } else {
         struct cairn_geometry geo;
         struct csim_cost cost;
@@ -254,6 +333,8 @@ static int fail(struct run *r, const char *kind, const char *fmt, ...)
            opt_long ? " --long" : "");
     if (opt_idle)
         printf(" --idle %u", (unsigned)opt_idle);
+    if (opt_aged)
+        printf(" --aged %u", (unsigned)opt_aged);
     if (opt_kinds != 0x1F) {
         const char *sep = " --kinds ";
         for (i = 0; i < 5; i++)
@@ -1314,6 +1395,47 @@ static int fill_phase(struct run *r)
     return verify_live(r);
 }
 
+/* An earlier volume on the device: formatted, then sessions of a file
+ * write, a sync and an unmount (and some cut short), enough checkpoints to
+ * switch anchors a few times. Its files are named /old*: the oracle, which
+ * knows none of them, fails the run if one is ever seen. */
+static void age_device(struct run *r)
+{
+    struct cairn_config cfg = r->cfg;
+    cairn *fs = (cairn *)malloc(cairn_context_size());
+    uint64_t x = r->seed * 0x9E3779B97F4A7C15ull + 7u;
+    uint32_t sessions = 20u + (uint32_t)(geo_mix(&x) % 40u), i;
+    char path[32];
+    uint8_t buf[700];
+    if (!fs)
+        t_fatal("out of memory");
+    cfg.mem = NULL;
+    cfg.mem_size = 0;
+    if (cairn_format(fs, &cfg) != 0) {
+        free(fs);
+        return;
+    }
+    for (i = 0; i < sessions; i++) {
+        int32_t fd;
+        if (cairn_mount(fs, &cfg) != 0)
+            break;
+        snprintf(path, sizeof path, "/old%u", (unsigned)(i % 7u));
+        memset(buf, (int)(0xA0u + i), sizeof buf);
+        fd = cairn_open(fs, path, CAIRN_O_WRONLY | CAIRN_O_CREAT | CAIRN_O_APPEND);
+        if (fd >= 0) {
+            (void)cairn_write(fs, fd, buf, (int32_t)(64u + geo_mix(&x) % 600u));
+            (void)cairn_close(fs, fd);
+        }
+        if (geo_mix(&x) % 4u == 0) {
+            (void)cairn_mkdir(fs, "/olddir");
+            (void)cairn_remove(fs, "/olddir");
+        }
+        (void)cairn_unmount(fs);
+    }
+    free(fs);
+    logf_(r, "aged: an earlier volume, %u sessions", (unsigned)i);
+}
+
 static int setup_run(struct run *r)
 {
     const struct cairn_geometry *g;
@@ -1363,11 +1485,24 @@ static int setup_run(struct run *r)
     r->cfg.mem_size = cairn_mem_size(&r->cfg);
     logf_(r, "config: commit_pages %u cache_nodes %u", (unsigned)r->cfg.commit_pages,
           (unsigned)r->cfg.cache_nodes);
+    if (opt_aged) {
+        uint64_t x = r->seed ^ 0xA6EDull;
+        if (geo_mix(&x) % 100u < opt_aged)
+            age_device(r);
+    }
     rc = cairn_format(r->fs, &r->cfg);
     logf_(r, "format -> %d %s", rc, t_errname(rc));
     if (rc == CAIRN_ERR_NOSPC && nbad > 0 && g->block_count < 64u) {
         /* the contract: factory-bad blocks left fewer good segments than the
          * smallest volume; nothing to torture */
+        free(bad);
+        r->st->format_refused++;
+        return OUT_SKIP;
+    }
+    if (rc == CAIRN_ERR_INVAL && r->geo->kind == G_RANDOM) {
+        /* a drawn geometry cairn cannot use: printed, not tortured */
+        printf("  seed %llu: format refused the geometry: %s\n", (unsigned long long)r->seed,
+               cairn_config_why(&r->cfg) ? cairn_config_why(&r->cfg) : "(no reason)");
         free(bad);
         r->st->format_refused++;
         return OUT_SKIP;
@@ -1386,6 +1521,11 @@ static int setup_run(struct run *r)
         t_fatal("fs_stat");
     r->capacity = fi.free_bytes;
     r->bad_at_format = fi.bad_blocks;
+    /* the segment cairn chose (zero config may group erase blocks): what a
+     * retired segment takes from the volume (the leak check). Before, one
+     * erase block: random geometries of 4 KiB blocks in 32 KiB segments
+     * failed the leak check by exactly one segment per block retired. */
+    r->seg_bytes = fi.block_size;
     /* most full runs stay at 85-95% of what fs_stat offered; some write on
      * until NOSPC */
     r->fill_pct = chance(r, 55) ? (chance(r, 40) ? 150 : 85 + rnd(r, 11)) : 20 + rnd(r, 50);
@@ -1901,7 +2041,7 @@ static int geo_selected(const char *list, const char *name)
     size_t n = strlen(name);
     const char *p = list;
     if (!list || !*list || strcmp(list, "all") == 0)
-        return 1;
+        return strcmp(name, "random") != 0; /* only when named */
     while ((p = strstr(p, name)) != NULL) {
         if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
             return 1;
@@ -1951,6 +2091,8 @@ int main(int argc, char **argv)
             opt_verbose = 1;
         else if (strcmp(argv[a], "--idle") == 0 && a + 1 < argc)
             opt_idle = (uint32_t)strtoul(argv[++a], NULL, 0);
+        else if (strcmp(argv[a], "--aged") == 0 && a + 1 < argc)
+            opt_aged = (uint32_t)strtoul(argv[++a], NULL, 0);
         else if (strcmp(argv[a], "--scenario") == 0 && a + 1 < argc)
             scenario = argv[++a];
         else if (strcmp(argv[a], "--find-smallest") == 0)
@@ -1963,7 +2105,7 @@ int main(int argc, char **argv)
             return 0;
         } else {
             printf("usage: %s [--geo NAME|all] [--seed S] [--runs N] [--cuts N] [--min-cuts N] "
-                   "[--long] [--idle PCT] [--kinds random,early,brownout,mount,unmount] [--expect-failures] "
+                   "[--long] [--idle PCT] [--aged PCT] [--kinds random,early,brownout,mount,unmount] [--expect-failures] "
                    "[--verbose] [--list] [--scenario double-tear|mount-cuts|anchor-wear] "
                    "[--find-smallest] [--regress]\n",
                    argv[0]);
