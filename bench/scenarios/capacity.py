@@ -403,9 +403,10 @@ def volume_figs(label: str, model: str, blocks: int, target: float, v: dict,
             round(c["time_ns"] / 1e6, 1), "ms", lfs=f"{lc['time_ns'] / 1e6:,.1f} ms",
             target="<= littlefs's", met=met)
         if not met:
-            f["why"] = (f"cairn erased {c['erases']:,} blocks (its two anchor segments whole, "
-                        f"and the first block of the segments the root node and the journal "
-                        f"start in), littlefs {lc['erases']:,}.")
+            f["why"] = (f"cairn erased {c['erases']:,} blocks (on NAND its two anchor "
+                        f"segments whole: a session's first checkpoint relies on the other "
+                        f"anchor being erased; on NOR the blocks of anchor 0's first slot), "
+                        f"littlefs {lc['erases']:,}; and read {c['read_calls']:,} times.")
 
     bfrac = big["stored"] / raw_bytes
     lbfrac = None if lb is None else lb["stored"] / raw_bytes

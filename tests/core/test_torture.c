@@ -176,10 +176,11 @@ static csim *random_geometry(uint64_t seed, struct csim_options *opt)
         geo.pages_per_block = geo_pick(&x, nand_ppb, 4);
         geo.max_partial_programs = geo_pick(&x, nops, 4);
         geo.block_count = 16u + (uint32_t)(geo_mix(&x) % 145u);
-    } else { /* BLOCK: sd-tf's card in 128-512 KiB erase blocks */
+    } else { /* BLOCK: sd-tf's card in 128-512 KiB erase blocks, 2-4 of its AUs */
         csim_model_info("sd-tf", &geo, &cost, &ftl);
         geo.pages_per_block = 256u << (geo_mix(&x) % 3u);
-        geo.block_count = 32u + (uint32_t)(geo_mix(&x) % 3u) * 16u;
+        geo.block_count = ftl.au_bytes / (geo.page_size * geo.pages_per_block) *
+                          (2u + (uint32_t)(geo_mix(&x) % 3u));
         bpl = 0;
     }
     while (bpl > 1u && geo.block_count % bpl != 0)
