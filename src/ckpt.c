@@ -178,7 +178,8 @@ static int partial_extend(cairn *fs, uint32_t a, uint32_t s)
     int err = 0;
     while (!err && cn_dev_front(fs, seg) <= slot_last_block(fs, s)) {
         err = cn_dev_erase_next(fs, seg);
-        fs->ckpt_extended++; /* the checkpoint's erase steps (erase_step_if) */
+        if (fs->ckpt_extended < 0xFFu)
+            fs->ckpt_extended++; /* the checkpoint's erase steps (erase_step_if) */
     }
     return err;
 }
@@ -459,14 +460,6 @@ static uint32_t block_of_slot(const cairn *fs, uint32_t s)
     return s * slot_pages(fs) / fs->dev->geo.pages_per_block;
 }
 
-/* How many blocks of the anchor left behind this checkpoint's call must
- * erase even if it erased already: the blocks left spread over the
- * checkpoints left before the switch, so that the switch finds the anchor
- * erased. 0 while there are more checkpoints left than blocks. At most
- * ceil(blocks / (slots before the switch)): 1 on 4 MiB of nor-w25q128 (21
- * slots, 8 blocks), 2 on 16 MiB (10, 16). Directory changes alone, whose
- * commits often open a journal block, put 3 anchor blocks in one call at the
- * switch (4 MiB) and 7 (16 MiB) without it (test_anchor). */
 /* Is the anchor left behind being erased (and not failing)? */
 static int other_erasing(const cairn *fs, uint32_t other)
 {
@@ -484,11 +477,18 @@ static uint32_t partial_left(const cairn *fs)
     return front <= last ? last + 1u - front : 0u;
 }
 
-/* How many anchor blocks the checkpoint that landed must see erased in its
- * call (counting the one its own slot may have taken, partial_extend): the
- * blocks left, of the anchor left behind and of a partial run, spread over
- * the checkpoints left before the run's end. 0 while there are more
- * checkpoints left than blocks. */
+/* How many blocks of the anchor left behind this checkpoint's call must
+ * erase even if it erased already: the blocks left spread over the
+ * checkpoints left before the switch, so that the switch finds the anchor
+ * erased. 0 while there are more checkpoints left than blocks. At most
+ * ceil(blocks / (slots before the switch)): 1 on 4 MiB of nor-w25q128 (21
+ * slots, 8 blocks), 2 on 16 MiB (10, 16). Directory changes alone, whose
+ * commits often open a journal block, put 3 anchor blocks in one call at the
+ * switch (4 MiB) and 7 (16 MiB) without it (test_anchor).
+ * Since session 18 it counts a partial run's blocks too, and the one a
+ * checkpoint's own slot took in its call (partial_extend): the blocks left,
+ * of the anchor left behind and of the run, spread over the checkpoints left
+ * before the run's end. */
 static uint32_t erase_due(const cairn *fs, uint32_t other)
 {
     uint32_t to = cn_dev_front(fs, fs->anchor[other]);
@@ -1194,6 +1194,7 @@ int cn_ckpt_format_erase(cairn *fs)
     err = cn_seg_erase_first(fs, seg);
     if (!err)
         err = partial_extend(fs, 0, 0);
+    fs->ckpt_extended = 0; /* format's own: no checkpoint's step */
     return err;
 }
 
