@@ -908,6 +908,22 @@ static void reformat(const struct geo_case *g, uint64_t seed)
     }
     if (t.mounted)
         t_check_file(t.fs, "/new", payload + 7, 5000, label);
+    /* the first clean unmount ends format's deferred work: afterwards no
+     * write of a session erases an anchor block until the next switch */
+    if (t.mounted) {
+        uint64_t a0;
+        CHECK_EQ(session_write(&t, 1), 0, "%s: a write before the clean unmount", label);
+        CHECK_EQ(t_fs_remount(&t, label), 0, "%s: clean remount", label);
+        CHECK(t.fs->ckpt_partial == 0, "%s: no partial run after a clean unmount", label);
+        unsigned w, mark = csim_geometry(t.sim)->medium == CAIRN_MEDIUM_NAND; /* its session
+                                                    mark: the other anchor's first block */
+        a0 = anchor_erases(&t);
+        for (w = 0; w < 6; w++)
+            CHECK_EQ(session_write(&t, w), 0, "%s: write %u after the remount", label, w);
+        CHECK(anchor_erases(&t) - a0 <= mark, "%s: writes after the first clean unmount erased "
+              "%llu anchor blocks (<= %u)", label, (unsigned long long)(anchor_erases(&t) - a0),
+              mark);
+    }
     printf("  %s: format erased %llu blocks (anchors of %u), the earlier volume's newest seq %u; "
            "%u sessions, %u cut\n", label, (unsigned long long)format_erases,
            (unsigned)bpl, (unsigned)old_seq, r, cuts);
