@@ -38,6 +38,13 @@ int cn_head_full(const cairn *fs, unsigned h)
     return need_segment(fs, resolve(fs, h), 1, 0);
 }
 
+/* Pages head h can still take in the segment it has open (0: none open). */
+uint32_t cn_head_left(const cairn *fs, unsigned h)
+{
+    h = resolve(fs, h);
+    return need_segment(fs, h, 1, 0) ? 0 : fs->seg_pages - fs->head[h].page;
+}
+
 static void close_head(cairn *fs, unsigned h)
 {
     struct cn_head *hd = &fs->head[h];
