@@ -909,22 +909,23 @@ static int ck_read(cairn *fs, uint32_t anchor, uint32_t slot, int load, uint32_t
     return err;
 }
 
-/* Has the slot been written? Its copies' headers are looked at (an
- * unreadable page was written: its second copy may serve). */
+/* Has the slot been written? The header of its first copy is looked at:
+ * the copies are programmed in order (program_slot), so a first copy that
+ * reads blank was never programmed past its first bytes and the second one
+ * not at all. An unreadable one counts as written (its second copy may
+ * serve). Before, a blank first copy's second was read too: a clean mount of
+ * an empty 1 GiB nand-jffs2 took 63 reads, 22 of them such second copies. */
 static int slot_written(cairn *fs, uint32_t anchor, uint32_t slot, int *written)
 {
     uint8_t h[20];
-    uint32_t i, c;
+    uint32_t i;
+    int err = cn_dev_read(fs, slot_page(fs, anchor, slot), 0, h, sizeof h);
     *written = 1;
-    for (c = 0; c < fs->ckpt_copies; c++) {
-        int err = cn_dev_read(fs, slot_page(fs, anchor, slot) + c * fs->ckpt_pages, 0, h,
-                              sizeof h);
-        if (err)
-            return err == CAIRN_ERR_IO ? 0 : err;
-        for (i = 0; i < sizeof h; i++)
-            if (h[i] != 0xFF)
-                return 0;
-    }
+    if (err)
+        return err == CAIRN_ERR_IO ? 0 : err;
+    for (i = 0; i < sizeof h; i++)
+        if (h[i] != 0xFF)
+            return 0;
     *written = 0;
     return 0;
 }
