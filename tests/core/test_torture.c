@@ -48,13 +48,15 @@
  *      reboots), but mounting and the durable data must survive.
  *
  * Usage: test_torture [--geo NAME[,NAME...]|all] [--seed S] [--runs N] [--cuts N]
- *                     [--long] [--idle P] [--kinds K,...] [--verbose] [--list]
+ *                     [--long] [--idle P] [--aged P] [--overwrite P] [--kinds K,...]
+ *                     [--verbose] [--list]
  *                     [--expect-failures] [--scenario double-tear|mount-cuts|anchor-wear]
  *                     [--find-smallest]
  *   --runs  runs per geometry (seeds S, S+1, ...)
  *   --cuts  cut episodes per run (each places one or more power cuts)
  *   --long  the bigger geometries and counts of `make torture`
  *   --idle  P% of the workload's calls are idle cairn_gc calls
+ *   --overwrite  P% of the writes overwrite a page or less inside a file
  *   --min-cuts  runs go on (seeds S+N, ...) until the cut points of each
  *           geometry reach this (make torture: 12,000 a geometry)
  *   --kinds episode kinds in use: random, early, brownout, mount, unmount
@@ -125,6 +127,11 @@ static uint32_t opt_idle;
  * nothing of the earlier volume may come back. Chosen from the seed alone,
  * so the runs' operation streams are what they were without the option. */
 static uint32_t opt_aged;
+/* --overwrite P: P% of the writes are overwrites of one page or less inside
+ * a file, none past its end: files fragment into one-page extents, which GC
+ * pulls along with a victim's runs (gc.c move_data). 0: the operation stream
+ * of every seed is what it was without the option. */
+static uint32_t opt_overwrite;
 /* Episode kinds in use (--kinds): random, early, brownout, mount, unmount. */
 static unsigned opt_kinds = 0x1F;
 static const char *const kind_names[] = {"random", "early", "brownout", "mount", "unmount"};
@@ -336,6 +343,8 @@ static int fail(struct run *r, const char *kind, const char *fmt, ...)
         printf(" --idle %u", (unsigned)opt_idle);
     if (opt_aged)
         printf(" --aged %u", (unsigned)opt_aged);
+    if (opt_overwrite)
+        printf(" --overwrite %u", (unsigned)opt_overwrite);
     if (opt_kinds != 0x1F) {
         const char *sep = " --kinds ";
         for (i = 0; i < 5; i++)
@@ -814,7 +823,13 @@ static int op_write(struct run *r, struct hnd *h, int grow)
     int32_t max_size = (int32_t)(r->room / 4 > 0x7FFFFFF ? 0x7FFFFFF : r->room / 4);
     uint32_t u = rnd(r, 100);
     int out;
-    if (h->append || grow == 2 || (grow && u < 70) || u < 50)
+    if (opt_overwrite && !h->append && size > 0 && rnd(r, 100) < opt_overwrite) {
+        len = chance(r, 70) ? r->ps : 1 + (int32_t)rnd(r, (uint32_t)r->ps);
+        len = len > size ? size : len;
+        off = (int32_t)rnd(r, (uint32_t)(size - len + 1));
+        if (chance(r, 70))
+            off -= off % r->ps; /* page-aligned mostly: one page replaced whole */
+    } else if (h->append || grow == 2 || (grow && u < 70) || u < 50)
         off = size;
     else if (u < 90 || !grow)
         off = size ? (int32_t)rnd(r, (uint32_t)size) : 0;
@@ -2094,6 +2109,8 @@ int main(int argc, char **argv)
             opt_idle = (uint32_t)strtoul(argv[++a], NULL, 0);
         else if (strcmp(argv[a], "--aged") == 0 && a + 1 < argc)
             opt_aged = (uint32_t)strtoul(argv[++a], NULL, 0);
+        else if (strcmp(argv[a], "--overwrite") == 0 && a + 1 < argc)
+            opt_overwrite = (uint32_t)strtoul(argv[++a], NULL, 0);
         else if (strcmp(argv[a], "--scenario") == 0 && a + 1 < argc)
             scenario = argv[++a];
         else if (strcmp(argv[a], "--find-smallest") == 0)
