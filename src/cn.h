@@ -58,8 +58,11 @@
  * saves one index entry whatever it moves, so one-page extents pay best
  * (bench overwrite-iops, 256 KiB file: 15.95 IOPS without pulls, 16.79
  * pulling one-page extents, 15.07 up to two pages, 11.74 up to eight); the
- * pull moves one page (gc.c) */
+ * pull moves one page (gc.c). A build may define it 0: no pulls, for
+ * comparison runs. */
+#ifndef CN_PULL_PAGES
 #define CN_PULL_PAGES 1u
+#endif
 #define CN_RECOVERY_SEGS 2u
 /* fs->recovering: the last segments are open to a recovery until its first
  * checkpoint lands (seg.c cn_seg_alloc), closed again after it */
