@@ -54,7 +54,7 @@
 #define CN_MIN_ANCHOR_SLOTS 16u
 #define CN_META_FLOOR 3u
 #define CN_GC_FLOOR 2u
-/* GC pulls along extents of this many pages (gc.c pull_after): a pull
+/* GC pulls along extents of this many pages (gc.c move_data): a pull
  * saves one index entry whatever it moves, so one-page extents pay best
  * (bench overwrite-iops, 256 KiB file: 15.95 IOPS without pulls, 16.79
  * pulling one-page extents, 15.07 up to two pages, 11.74 up to eight); the
@@ -215,7 +215,7 @@ struct cn_gc {
     uint8_t squeeze; /* emptied with one segment below GC's floor (gc.c) */
     uint8_t freed;   /* a commit freed the victim (seg.c): the walk is over */
     uint64_t cursor; /* next tree key whose extent may lie in the victim */
-    /* Victims begun so far, and pages pulled along (pull_after). GC moves
+    /* Victims begun so far, and pages pulled along (move_data). GC moves
      * pages of open files without telling them (it sits below file.c): a
      * NOR tail page set before the count changed may have moved, and is not
      * appended to in place. */
@@ -392,7 +392,7 @@ struct cairn {
      * unwritten (fs.c); the tree in the cache is the empty one, with the
      * root directory, and the session's first change writes it. */
     uint8_t unwritten;
-    /* Pages GC may still pull along with the victim's (gc.c pull_after);
+    /* Pages GC may still pull along with the victim's (gc.c pull_candidate);
      * here, not in struct cn_gc, where it would cost the context 8 bytes. */
     uint16_t gc_pull_left;
 };
