@@ -222,7 +222,10 @@ struct cn_gc {
     uint32_t begun;
     /* Idle collection that frees nothing (cairn_gc): victims begun by idle
      * calls since the free segments last rose above idle_free. */
-    uint16_t idle_victims;
+    uint8_t idle_victims; /* (at most seg_pages / min_gain + 3 <= 11 counted) */
+    /* Pages this victim may still pull along (gc.c pull_candidate): half
+     * its gain, at most 255 (a byte of the padding, not 8 more bytes) */
+    uint8_t pull_left;
     uint16_t idle_free;
 };
 
@@ -392,9 +395,6 @@ struct cairn {
      * unwritten (fs.c); the tree in the cache is the empty one, with the
      * root directory, and the session's first change writes it. */
     uint8_t unwritten;
-    /* Pages GC may still pull along with the victim's (gc.c pull_candidate);
-     * here, not in struct cn_gc, where it would cost the context 8 bytes. */
-    uint16_t gc_pull_left;
 };
 
 /* device.c */

@@ -150,8 +150,8 @@ static int extent_in_victim(uint64_t key, const uint8_t *v, uint32_t vlen, void 
 /* The page to pull along after a run of `id` that ended before file page
  * `fpage` (move_data): 1 with its address in *phys, 0 for none. Only an
  * extent of CN_PULL_PAGES (one page) that starts there, in a FULL segment
- * other than the victim; at most half of what the victim gains
- * (gc_pull_left, set when it is begun), only what still lets the victim
+ * other than the victim; at most half of what the victim gains, and 255
+ * (gc.pull_left, set when it is begun), only what still lets the victim
  * finish within GC's room (cn_gc_fits), never a new segment for a pull, not
  * in a squeeze (its moves are unrecorded). Out of line: the lookup's frame
  * is not under the moves. */
@@ -161,7 +161,7 @@ CN_NOINLINE static int pull_candidate(cairn *fs, uint32_t id, uint32_t fpage, ui
     struct cn_ext e;
     uint32_t src;
     int err;
-    if (fs->gc_pull_left == 0 || room == 0 || fs->gc.squeeze)
+    if (fs->gc.pull_left == 0 || room == 0 || fs->gc.squeeze)
         return 0;
     err = cn_extent_find(fs, id, fpage, 0, &e);
     if (err)
@@ -242,7 +242,7 @@ static int move_data(cairn *fs, uint32_t budget, int bounded, uint32_t *moved)
         if (pull)
             fs->gc.stuck = stuck;
         if (pull && *moved != before)
-            fs->gc_pull_left--;
+            fs->gc.pull_left--;
         if (err == 0 && *moved - before == count) { /* moved whole: pull after it */
             pull_id = id;
             pull_fpage = fpage + count;
@@ -275,9 +275,9 @@ static int begin_victim(cairn *fs, int for_space)
         fs->gc.squeeze = 1;
     }
     fs->gc.victim = v;
-    fs->gc_pull_left = (uint16_t)((fs->seg_pages - fs->segs[v].live) / 2u > 0xFFFFu
-                                      ? 0xFFFFu
-                                      : (fs->seg_pages - fs->segs[v].live) / 2u);
+    fs->gc.pull_left = (uint8_t)((fs->seg_pages - fs->segs[v].live) / 2u > 0xFFu
+                                     ? 0xFFu
+                                     : (fs->seg_pages - fs->segs[v].live) / 2u);
     fs->gc.phase = CN_GC_DATA;
     fs->gc.freed = 0;
     fs->gc.cursor = 0;
@@ -485,8 +485,8 @@ int32_t cairn_gc(cairn *fs, uint32_t budget)
         /* a victim begun by this step (begun also counts pulls) */
         int began = fs->gc.phase == CN_GC_IDLE;
         err = run(fs, budget, 0, 0, &moved);
-        if (fs->gc.idle_victims < 0xFFFFu)
-            fs->gc.idle_victims = (uint16_t)(fs->gc.idle_victims + (began && moved > 0));
+        if (fs->gc.idle_victims < 0xFFu)
+            fs->gc.idle_victims = (uint8_t)(fs->gc.idle_victims + (began && moved > 0));
     }
     if (err == CAIRN_ERR_NOSPC)
         err = 0; /* nothing worth collecting */
