@@ -223,7 +223,11 @@ int cairn_mkdir(cairn *fs, const char *path);
  * anchor block first), so a first write after it costs what a later one does.
  * cairn_fallocate reserves room for the open file to grow to
  * `length` bytes: while it stays open its writes up to there cannot fail with
- * CAIRN_ERR_NOSPC, and it gets a data head of its own. */
+ * CAIRN_ERR_NOSPC, and it gets a data head of its own. The promise counts
+ * the pages from the file's end at the first call (holes below it are not
+ * covered); pages written again (overwrites, a partial last page at each
+ * sync) are not charged to it, and one segment more is held back for the
+ * tree and journal pages the writes need, until the file is closed. */
 int32_t cairn_gc(cairn *fs, uint32_t budget);
 int cairn_fallocate(cairn *fs, int fd, int32_t length);
 

@@ -274,6 +274,7 @@ struct cn_file {
     uint32_t ext_start, ext_phys, ext_count;
     uint32_t next_load; /* file page a sequential reader loads next */
     uint32_t reserved; /* pages set aside by cairn_fallocate, not yet used */
+    uint32_t resv_top; /* while reserved: the file pages below it are paid for */
 #ifndef CAIRN_NO_RING
     /* ring files (ring.c): capacity in pages (0: not a ring) and the ring
      * offset of the oldest byte, in RAM and as the journal knows it */
@@ -366,6 +367,8 @@ struct cairn {
     uint32_t head_owner[CN_DATA_HEADS_MAX]; /* file id writing through it, 0 none */
     uint32_t head_used[CN_DATA_HEADS_MAX];  /* clock of its last use (sharing) */
     uint32_t reserved;  /* pages promised by cairn_fallocate to open files */
+    uint32_t own_reserved; /* the part of them that is the settling caller's
+                              own to use (file.c collect_for_data), else 0 */
     uint32_t call_erases; /* erases issued since the current call began */
     uint32_t call_moved;  /* pages GC moved in bounded steps during this call */
     uint32_t call_hard;   /* victims the hard path emptied during this call */
@@ -499,15 +502,20 @@ void cn_head_failed(cairn *fs, uint32_t page);
 int cn_head_full(const cairn *fs, unsigned h);
 uint32_t cn_head_left(const cairn *fs, unsigned h);
 struct cn_file;
-/* Pages for the file's data at its data head. */
-int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t want,
-                  uint32_t *page_out,
-                  uint32_t *got);
+/* A reserved file's pages fpage.. were written (alloc.c: what counts). */
+void cn_pay_reserved(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t got);
+/* A reservation holds a segment more than it promises, until the file closes:
+ * the tree nodes and journal pages its writes need (alloc.c cn_pay_reserved). */
+#define CN_RESV_MARGIN(fs) ((fs)->seg_pages)
+/* Pages for file pages fpage.. of f at its data head. */
+int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t fpage,
+                  uint32_t want, uint32_t *page_out, uint32_t *got);
 int cn_meta_room(cairn *fs, uint32_t extra);
 int cn_gc_fits(cairn *fs, uint32_t live, int at_once);
 int cn_gc_squeeze_fits(cairn *fs, uint32_t live);
 uint64_t cn_free_promise(const cairn *fs);
 uint32_t cn_reserved_segs(const cairn *fs);
+void cn_close_full_heads(cairn *fs);
 int cn_meta_head_room(const cairn *fs);
 uint32_t cn_data_room(const cairn *fs);
 void cn_data_head_claim(cairn *fs, uint32_t id);

@@ -191,7 +191,7 @@ static int stage_flush(cairn *fs)
     uint32_t tries = 0;
     while (fs->stage_pages > 0) {
         uint32_t phys, got;
-        int err = cn_data_pages(fs, f, 0, fs->stage_pages, &phys, &got);
+        int err = cn_data_pages(fs, f, 0, fs->stage_fpage, fs->stage_pages, &phys, &got);
         if (err)
             return err;
         err = cn_dev_prog(fs, phys, 0, data, got * ps_of(fs), NULL, 0);
@@ -269,7 +269,8 @@ static int write_buffer(cairn *fs, struct cn_file *f, uint32_t valid, uint32_t *
     uint32_t got, tries = 0;
     int err;
     do {
-        err = cn_data_pages(fs, f, valid < ps_of(fs) && !f->closing, 1, phys, &got);
+        err = cn_data_pages(fs, f, valid < ps_of(fs) && !f->closing, f->buf_page, 1, phys,
+                            &got);
         if (err)
             return err;
         if (fs->medium == CAIRN_MEDIUM_NOR)
@@ -311,6 +312,8 @@ int cn_file_flush_buffer(cairn *fs, struct cn_file *f)
         if (err < 0)
             return err;
         if (err == 0) {
+            if (f->reserved > 0)
+                cn_pay_reserved(fs, f, fpage, 1); /* the journal's page was the file's */
             f->rec_size = size;
             f->buf_dirty = 0;
             f->dlo = ps_of(fs);
@@ -526,7 +529,7 @@ static int write_pages(cairn *fs, struct cn_file *f, uint32_t fpage, const uint8
         if (!err)
             err = cn_data_pages(fs, f,
                                 (uint64_t)(fpage + pages) * ps_of(fs) <= (uint32_t)f->rec_size,
-                                pages, &phys, &got);
+                                fpage, pages, &phys, &got);
         if (err)
             return err;
         if (f->buf_page != CN_NONE && f->buf_page >= fpage && f->buf_page < fpage + got) {
@@ -565,11 +568,16 @@ static int write_pages(cairn *fs, struct cn_file *f, uint32_t fpage, const uint8
  * own frame, so GC is no deeper on the stack than under the settle. Before,
  * an overwrite of 256 B got NOSPC at 60% live with a segment 6/128 live
  * (test_space_torture, NOR, scale 20). Returns 0 when there is room now. */
-static int collect_for_data(cairn *fs)
+static int collect_for_data(cairn *fs, const struct cn_file *f)
 {
+    int err;
+    fs->own_reserved = f->reserved;
     if (fs->in_gc || fs->recovering || cn_free_segs(fs) > CN_RESERVE_SEGS + cn_reserved_segs(fs))
-        return CAIRN_ERR_NOSPC; /* not the allocator's reserve: nothing to collect for */
-    return cn_space_for_user(fs, 1);
+        err = CAIRN_ERR_NOSPC; /* not the allocator's reserve: nothing to collect for */
+    else
+        err = cn_space_for_user(fs, 1);
+    fs->own_reserved = 0;
+    return err;
 }
 
 int32_t cairn_write(cairn *fs, int fd, const void *buf, int32_t len)
@@ -626,7 +634,7 @@ int32_t cairn_write(cairn *fs, int fd, const void *buf, int32_t len)
         src += n; /* bytes taken count even when what follows failed */
         done += (int32_t)n;
         h->pos += (int32_t)n;
-        if (err == CAIRN_ERR_NOSPC && !collected++ && collect_for_data(fs) == 0) {
+        if (err == CAIRN_ERR_NOSPC && !collected++ && collect_for_data(fs, f) == 0) {
             if (n == 0)
                 continue; /* the piece again, once, after collecting */
             err = f->buf_dirty ? cn_file_flush(fs, f) : 0; /* the page it filled */
@@ -713,7 +721,7 @@ int cairn_truncate(cairn *fs, int fd, int32_t size)
     /* as a write's piece: the settle's bounded GC step may have taken the
      * segment above the reserve the flush needed (torture --overwrite 90,
      * nor-w25q128-b4 seed 20011: a growing truncate got NOSPC at 34% full) */
-    if (err == CAIRN_ERR_NOSPC && collect_for_data(fs) == 0)
+    if (err == CAIRN_ERR_NOSPC && collect_for_data(fs, f) == 0)
         err = flush_for_size(fs, f, size);
     if (err)
         return err;
@@ -731,7 +739,7 @@ int cairn_truncate(cairn *fs, int fd, int32_t size)
     /* the flush above may have taken the segments its record needed room
      * in (seed 21006 of the same run: refused by the record's room check at
      * 31% full, with the settle's step unable to start its victim) */
-    if (err == CAIRN_ERR_NOSPC && collect_for_data(fs) == 0)
+    if (err == CAIRN_ERR_NOSPC && collect_for_data(fs, f) == 0)
         err = record_size(fs, f);
     if (err) {
         f->size = old; /* not truncated; the buffer was clean: reload it */
@@ -746,7 +754,7 @@ int cn_sync_file(cairn *fs, struct cn_file *f)
     int err = f->buf_dirty || f->size != f->rec_size || cn_ring_moved(f) ? cn_settle(fs, 1) : 0;
     if (!err)
         err = cn_file_flush(fs, f);
-    if (err == CAIRN_ERR_NOSPC && collect_for_data(fs) == 0)
+    if (err == CAIRN_ERR_NOSPC && collect_for_data(fs, f) == 0)
         err = cn_file_flush(fs, f); /* once more after collecting */
     if (!err && (f->size != f->rec_size || cn_ring_moved(f))) /* a ring journals its window */
         err = cn_is_ring(f) ? cn_ring_record(fs, f, 0, CN_NONE, 0) : record_size(fs, f);
@@ -816,7 +824,7 @@ int cairn_close(cairn *fs, int fd)
          * it: collect and try once more, as a write's piece (torture
          * --overwrite 90, nor-w25q128-b16 seed 22003: a close got NOSPC at
          * 36% full, free_bytes 1.5 MB) */
-        if (err == CAIRN_ERR_NOSPC && collect_for_data(fs) == 0)
+        if (err == CAIRN_ERR_NOSPC && collect_for_data(fs, f) == 0)
             err = settle_tail(fs, f);
         if (!err)
             err = cn_sync_file(fs, f);
@@ -844,10 +852,14 @@ int cairn_fallocate(cairn *fs, int fd, int32_t length)
         return CAIRN_ERR_INVAL;
     err = cn_settle(fs, 0);
     want = (uint32_t)(((uint64_t)(uint32_t)length + ps_of(fs) - 1) / ps_of(fs));
-    have = (uint32_t)(((uint64_t)(uint32_t)f->size + ps_of(fs) - 1) / ps_of(fs)) + f->reserved;
+    /* the promise covers the pages from the file's end (or where a promise
+     * still held has got to) up to length; pages below are the file's */
+    if (f->reserved == 0)
+        f->resv_top = (uint32_t)(((uint64_t)(uint32_t)f->size + ps_of(fs) - 1) / ps_of(fs));
+    have = f->resv_top + (f->reserved > 0 ? f->reserved - CN_RESV_MARGIN(fs) : 0);
     if (err || want <= have)
         return err;
-    return cn_reserve(fs, f, want - have);
+    return cn_reserve(fs, f, want - have + (f->reserved > 0 ? 0 : CN_RESV_MARGIN(fs)));
 }
 
 int cairn_fstat(cairn *fs, int fd, struct cairn_info *info)

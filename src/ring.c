@@ -254,7 +254,7 @@ CN_NOINLINE static int ring_pages(cairn *fs, struct cn_file *f, const uint8_t *s
     if (pages > f->ring_pages - slot)
         pages = f->ring_pages - slot;
     for (tries = 0;; tries++) {
-        err = cn_data_pages(fs, f, 1, pages, &phys, &got); /* a ring overwrites itself */
+        err = cn_data_pages(fs, f, 1, slot, pages, &phys, &got); /* a ring overwrites itself */
         if (err)
             return err;
         err = cn_write_data(fs, phys, f->id, slot, src, got);

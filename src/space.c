@@ -29,6 +29,7 @@ int cn_space_for_user(cairn *fs, int last)
     uint32_t rounds = 0, committed = !last;
     while (cn_free_segs(fs) <= CN_RESERVE_SEGS + cn_reserved_segs(fs)) {
         int err;
+        cn_close_full_heads(fs);
         if (reclaimable_pages(fs) <=
                 (uint64_t)(CN_RESERVE_SEGS + 2u + cn_reserved_segs(fs)) * fs->seg_pages ||
             ++rounds > 2 * fs->seg_count)

@@ -46,6 +46,8 @@
  *   R8 Without injected device failures no call returns CAIRN_ERR_IO or
  *      CAIRN_ERR_CORRUPT; with them a call may return IO (the test then
  *      reboots), but mounting and the durable data must survive.
+ *   R9 (--falloc) A write inside what cairn_fallocate promised the open
+ *      file does not fail with NOSPC (cairn.h), on however full a volume.
  *
  * Usage: test_torture [--geo NAME[,NAME...]|all] [--seed S] [--runs N] [--cuts N]
  *                     [--long] [--idle P] [--aged P] [--overwrite P] [--kinds K,...]
@@ -133,6 +135,12 @@ static uint32_t opt_aged;
  * pulls along with a victim's runs (gc.c move_data). 0: the operation stream
  * of every seed is what it was without the option. */
 static uint32_t opt_overwrite;
+/* --falloc P: P% of the workload's calls on an open file are a
+ * cairn_fallocate to somewhat past its end; a write that then fails with
+ * NOSPC inside the promise (from the file's end at the first call up to the
+ * length, no truncate since, no device failures injected) is a failure (R9).
+ * 0: the operation stream of every seed is what it was without the option. */
+static uint32_t opt_falloc;
 /* Episode kinds in use (--kinds): random, early, brownout, mount, unmount. */
 static unsigned opt_kinds = 0x1F;
 static const char *const kind_names[] = {"random", "early", "brownout", "mount", "unmount"};
@@ -251,7 +259,7 @@ static csim *make_sim(const struct geo_def *g, uint64_t seed)
 struct stats {
     uint64_t runs, failed_runs, cuts, cuts_prefix, cuts_random, cuts_empty, cuts_none, pulls, remounts,
         mount_cuts, brownouts, early_cuts, io_reboots, nospc, injected, leak_checks,
-        format_refused;
+        format_refused, promises, promised_writes;
 };
 
 /* ------------------------------------------------------------------ runs */
@@ -265,6 +273,7 @@ struct hnd {
     uint32_t obj;
     int append, writable;
     char path[TO_PATH_MAX];
+    int32_t promise_from, promise_to; /* R9: a cairn_fallocate promise, 0 none */
 };
 
 struct run {
@@ -346,6 +355,8 @@ static int fail(struct run *r, const char *kind, const char *fmt, ...)
         printf(" --aged %u", (unsigned)opt_aged);
     if (opt_overwrite)
         printf(" --overwrite %u", (unsigned)opt_overwrite);
+    if (opt_falloc)
+        printf(" --falloc %u", (unsigned)opt_falloc);
     if (opt_kinds != 0x1F) {
         const char *sep = " --kinds ";
         for (i = 0; i < 5; i++)
@@ -733,6 +744,28 @@ static int nospc(struct run *r, const char *what)
     return OUT_OK;
 }
 
+/* R9: is a write of len bytes at off inside a promise held for h's file? */
+static int promised(struct run *r, const struct hnd *h, int32_t off, int32_t len)
+{
+    uint32_t k;
+    if (r->failures)
+        return 0; /* a retired block may take what was promised */
+    for (k = 0; k < r->nh; k++)
+        if (r->h[k].obj == h->obj && r->h[k].promise_to > 0 && off >= r->h[k].promise_from &&
+            (int64_t)off + len <= r->h[k].promise_to)
+            return 1;
+    return 0;
+}
+
+/* A promise ends for every handle of the file (truncate, a close). */
+static void promise_end(struct run *r, uint32_t obj)
+{
+    uint32_t k;
+    for (k = 0; k < r->nh; k++)
+        if (r->h[k].obj == obj)
+            r->h[k].promise_to = 0;
+}
+
 static int op_open(struct run *r)
 {
     char path[TO_PATH_MAX];
@@ -768,6 +801,8 @@ static int op_open(struct run *r)
         to_size_begin(&r->o, obj, 0);
         trunc = 1;
     }
+    if (flags & CAIRN_O_TRUNC)
+        promise_end(r, obj);
     fd = cairn_open(r->fs, path, flags);
     logf_(r, "open %s flags 0x%x -> %d %s", path, (unsigned)flags, fd, fd < 0 ? t_errname(fd) : "");
     out = outcome(r, fd, "open");
@@ -817,6 +852,37 @@ static int32_t write_len(struct run *r, int grow)
     return n > r->wmax ? r->wmax : n;
 }
 
+static int op_falloc(struct run *r, struct hnd *h)
+{
+    int32_t size = r->o.objs[h->obj].cur_size, len;
+    int rc, out;
+    len = size + 1 + (int32_t)rnd(r, (uint32_t)(16 * r->ps));
+    rc = cairn_fallocate(r->fs, h->fd, len);
+    logf_(r, "fallocate %s %ld (size %ld) -> %d %s", h->path, (long)len, (long)size, rc,
+          t_errname(rc));
+    out = outcome(r, rc, "fallocate");
+    if (out != OUT_OK)
+        return out;
+    if (rc != 0 && rc != CAIRN_ERR_NOSPC)
+        return fail(r, "error", "fallocate %s: %d %s", h->path, rc, t_errname(rc));
+    if (cairn_size(r->fs, h->fd) != size)
+        return fail(r, "size", "fallocate %s (returned %d) changed the size: %ld, expected %ld",
+                    h->path, rc, (long)cairn_size(r->fs, h->fd), (long)size);
+    if (rc == 0) {
+        uint32_t k;
+        int32_t from = size;
+        r->st->promises++;
+        for (k = 0; k < r->nh; k++) /* a promise held goes on from where it began */
+            if (r->h[k].obj == h->obj && r->h[k].promise_to > 0)
+                from = r->h[k].promise_from;
+        if (h->promise_to == 0 || len > h->promise_to) {
+            h->promise_from = from;
+            h->promise_to = len;
+        }
+    }
+    return OUT_OK;
+}
+
 static int op_write(struct run *r, struct hnd *h, int grow)
 {
     struct to_obj *b = &r->o.objs[h->obj];
@@ -851,6 +917,13 @@ static int op_write(struct run *r, struct hnd *h, int grow)
     out = outcome(r, n, "write");
     if (out != OUT_OK)
         return out;
+    if (promised(r, h, off, len))
+        r->st->promised_writes++;
+    if ((n == CAIRN_ERR_NOSPC || (n >= 0 && n < len && !r->failures)) &&
+        promised(r, h, off, len))
+        return fail(r, "promise", "write %s off %ld len %ld inside a cairn_fallocate promise: "
+                                  "%ld %s", h->path, (long)off, (long)len, (long)n,
+                    n < 0 ? t_errname(n) : "(short)");
     if (n < 0) {
         to_step_done(&r->o, h->obj, 0);
         if (n != CAIRN_ERR_NOSPC)
@@ -889,6 +962,7 @@ static int op_truncate(struct run *r, struct hnd *h, int grow)
         ns = chance(r, 80) ? (int32_t)rnd(r, (uint32_t)size + 1)
                            : size + (int32_t)rnd(r, (uint32_t)(2 * r->ps));
     to_size_begin(&r->o, h->obj, ns);
+    promise_end(r, h->obj); /* holes and cut pages: not what a promise covers */
     rc = cairn_truncate(r->fs, h->fd, ns);
     logf_(r, "truncate %s %ld -> %ld -> %d %s", h->path, (long)size, (long)ns, rc,
           t_errname(rc));
@@ -927,6 +1001,7 @@ static int op_close(struct run *r, uint32_t k)
 {
     struct hnd h = r->h[k];
     int rc, out;
+    promise_end(r, h.obj); /* the last handle's close ends it; any: conservative */
     r->h[k] = r->h[--r->nh];
     rc = cairn_close(r->fs, h.fd);
     logf_(r, "close %s -> %d %s", h.path, rc, t_errname(rc));
@@ -1116,6 +1191,8 @@ static int wl_step(struct run *r)
     r->opno++;
     if (opt_idle && rnd(r, 100) < opt_idle)
         return op_gc(r);
+    if (opt_falloc && h && rnd(r, 100) < opt_falloc)
+        return op_falloc(r, h);
     if (r->churn)
         r->churn--;
     if (!grow) { /* churn: delete, shrink, overwrite, sync */
@@ -2164,6 +2241,8 @@ int main(int argc, char **argv)
             opt_aged = (uint32_t)strtoul(argv[++a], NULL, 0);
         else if (strcmp(argv[a], "--overwrite") == 0 && a + 1 < argc)
             opt_overwrite = (uint32_t)strtoul(argv[++a], NULL, 0);
+        else if (strcmp(argv[a], "--falloc") == 0 && a + 1 < argc)
+            opt_falloc = (uint32_t)strtoul(argv[++a], NULL, 0);
         else if (strcmp(argv[a], "--scenario") == 0 && a + 1 < argc)
             scenario = argv[++a];
         else if (strcmp(argv[a], "--find-smallest") == 0)
@@ -2234,6 +2313,9 @@ int main(int argc, char **argv)
                (unsigned long long)st.injected, (unsigned long long)st.leak_checks,
                (unsigned long long)st.format_refused, (unsigned long long)st.failed_runs,
                (double)(clock() - t0) / CLOCKS_PER_SEC);
+        if (opt_falloc)
+            printf("%-16s fallocate promises %llu, writes inside one %llu\n", g->name,
+                   (unsigned long long)st.promises, (unsigned long long)st.promised_writes);
         fflush(stdout);
     }
     if (!any) {
