@@ -274,6 +274,7 @@ struct hnd {
     int append, writable;
     char path[TO_PATH_MAX];
     int32_t promise_from, promise_to; /* R9: a cairn_fallocate promise, 0 none */
+    uint32_t logger; /* calls left in which it appends small records (--falloc) */
 };
 
 struct run {
@@ -879,17 +880,18 @@ static int op_falloc(struct run *r, struct hnd *h)
             h->promise_from = from;
             h->promise_to = len;
         }
+        h->logger = 20 + rnd(r, 100); /* a data logger in the room it reserved */
     }
     return OUT_OK;
 }
 
+static int write_at(struct run *r, struct hnd *h, int32_t off, int32_t len);
+
 static int op_write(struct run *r, struct hnd *h, int grow)
 {
-    struct to_obj *b = &r->o.objs[h->obj];
-    int32_t size = b->cur_size, off, len = write_len(r, grow), n;
+    int32_t size = r->o.objs[h->obj].cur_size, off, len = write_len(r, grow);
     int32_t max_size = (int32_t)(r->room / 4 > 0x7FFFFFF ? 0x7FFFFFF : r->room / 4);
     uint32_t u = rnd(r, 100);
-    int out;
     if (opt_overwrite && !h->append && size > 0 && rnd(r, 100) < opt_overwrite) {
         len = chance(r, 70) ? r->ps : 1 + (int32_t)rnd(r, (uint32_t)r->ps);
         len = len > size ? size : len;
@@ -907,6 +909,16 @@ static int op_write(struct run *r, struct hnd *h, int grow)
             return OUT_OK;
         off = (int32_t)rnd(r, (uint32_t)(max_size - len > 0 ? max_size - len : 1));
     }
+    return write_at(r, h, off, len);
+}
+
+/* A write of len bytes at off through h, checked: the oracle's content,
+ * the size after it, R5 (a failed write changes nothing), R9. */
+static int write_at(struct run *r, struct hnd *h, int32_t off, int32_t len)
+{
+    struct to_obj *b;
+    int32_t n;
+    int out;
     t_pattern(r->wbuf, (size_t)len, t_rand(&r->rng));
     if (!h->append && cairn_seek(r->fs, h->fd, off, CAIRN_SEEK_SET) != off)
         return fail(r, "error", "seek %s to %ld failed", h->path, (long)off);
@@ -948,6 +960,22 @@ static int op_write(struct run *r, struct hnd *h, int grow)
     if (out == OUT_OK && cairn_size(r->fs, h->fd) != b->cur_size)
         return fail(r, "size", "after write %s (returned %ld): size %ld, expected %ld", h->path,
                     (long)n, (long)cairn_size(r->fs, h->fd), (long)b->cur_size);
+    return out;
+}
+
+static int op_fsync(struct run *r, struct hnd *h);
+
+/* A data logger's record: 1-64 bytes at the end, often synced. */
+static int op_log(struct run *r, struct hnd *h)
+{
+    int32_t len = 1 + (int32_t)rnd(r, 64), off = r->o.objs[h->obj].cur_size;
+    int out;
+    h->logger--;
+    if ((int64_t)off + len > (int64_t)(r->room / 4))
+        return OUT_OK;
+    out = write_at(r, h, off, len);
+    if (out == OUT_OK && chance(r, 60))
+        out = op_fsync(r, h);
     return out;
 }
 
@@ -1193,6 +1221,12 @@ static int wl_step(struct run *r)
         return op_gc(r);
     if (opt_falloc && h && rnd(r, 100) < opt_falloc)
         return op_falloc(r, h);
+    if (opt_falloc) {
+        uint32_t k;
+        for (k = 0; k < r->nh; k++)
+            if (r->h[k].logger > 0 && chance(r, 70))
+                return op_log(r, &r->h[k]);
+    }
     if (r->churn)
         r->churn--;
     if (!grow) { /* churn: delete, shrink, overwrite, sync */
