@@ -28,7 +28,9 @@
  *      passed through: its writes and size changes since then applied in
  *      order, the last applied one possibly only up to one of its page
  *      boundaries (file offsets that are multiples of the page size).
- *      Bytes nothing wrote never appear; holes read as zeros.
+ *      Bytes nothing wrote never appear; holes read as zeros. A ring
+ *      file (--ring) holds the window of such a state of its stream, a
+ *      write being present up to a page boundary of the stream.
  *   R4 What a mount showed is durable: another cut before any new call
  *      must bring back the same state (no silent rollback), however often.
  *   R5 A call that fails cleanly (NOSPC) changes nothing: size and content
@@ -50,7 +52,8 @@
  *      file does not fail with NOSPC (cairn.h), on however full a volume.
  *
  * Usage: test_torture [--geo NAME[,NAME...]|all] [--seed S] [--runs N] [--cuts N]
- *                     [--long] [--idle P] [--aged P] [--overwrite P] [--kinds K,...]
+ *                     [--long] [--idle P] [--aged P] [--overwrite P] [--falloc P]
+ *                     [--ring P] [--kinds K,...]
  *                     [--verbose] [--list]
  *                     [--expect-failures] [--scenario double-tear|mount-cuts|anchor-wear]
  *                     [--find-smallest]
@@ -59,6 +62,9 @@
  *   --long  the bigger geometries and counts of `make torture`
  *   --idle  P% of the workload's calls are idle cairn_gc calls
  *   --overwrite  P% of the writes overwrite a page or less inside a file
+ *   --falloc  P% of the calls on an open file promise it room (R9), which
+ *           it then fills as a data logger
+ *   --ring  P% of the files created are ring files (R3 on their windows)
  *   --min-cuts  runs go on (seeds S+N, ...) until the cut points of each
  *           geometry reach this (make torture: 12,000 a geometry)
  *   --kinds episode kinds in use: random, early, brownout, mount, unmount
@@ -141,6 +147,10 @@ static uint32_t opt_overwrite;
  * length, no truncate since, no device failures injected) is a failure (R9).
  * 0: the operation stream of every seed is what it was without the option. */
 static uint32_t opt_falloc;
+/* --ring P: P% of the files created are ring files (cairn_ring_create, 2-31
+ * pages), written by appends of every size the workload draws, checked
+ * against the oracle's windows. 0: every seed's stream is unchanged. */
+static uint32_t opt_ring;
 /* Episode kinds in use (--kinds): random, early, brownout, mount, unmount. */
 static unsigned opt_kinds = 0x1F;
 static const char *const kind_names[] = {"random", "early", "brownout", "mount", "unmount"};
@@ -259,7 +269,7 @@ static csim *make_sim(const struct geo_def *g, uint64_t seed)
 struct stats {
     uint64_t runs, failed_runs, cuts, cuts_prefix, cuts_random, cuts_empty, cuts_none, pulls, remounts,
         mount_cuts, brownouts, early_cuts, io_reboots, nospc, injected, leak_checks,
-        format_refused, promises, promised_writes;
+        format_refused, promises, promised_writes, rings, ring_writes, ring_wraps;
 };
 
 /* ------------------------------------------------------------------ runs */
@@ -358,6 +368,8 @@ static int fail(struct run *r, const char *kind, const char *fmt, ...)
         printf(" --overwrite %u", (unsigned)opt_overwrite);
     if (opt_falloc)
         printf(" --falloc %u", (unsigned)opt_falloc);
+    if (opt_ring)
+        printf(" --ring %u", (unsigned)opt_ring);
     if (opt_kinds != 0x1F) {
         const char *sep = " --kinds ";
         for (i = 0; i < 5; i++)
@@ -767,6 +779,24 @@ static void promise_end(struct run *r, uint32_t obj)
             r->h[k].promise_to = 0;
 }
 
+static int ns_call_done(struct run *r, int rc, const char *what);
+static int stat_matches(struct run *r, const char *path);
+
+static int is_ring(const struct run *r, uint32_t obj) { return r->o.objs[obj].ring_cap > 0; }
+
+/* A ring file of 2-31 pages at path (a namespace call; not opened). */
+static int op_ring_create(struct run *r, const char *path)
+{
+    int32_t cap = r->ps * (int32_t)(2 + rnd(r, 30));
+    int rc, out;
+    to_snap_add(to_ns_push(&r->o), path, to_new_ring(&r->o, cap), TO_FILE);
+    rc = cairn_ring_create(r->fs, path, cap);
+    logf_(r, "ring_create %s %ld -> %d %s", path, (long)cap, rc, t_errname(rc));
+    out = ns_call_done(r, rc, "ring_create");
+    r->st->rings += rc == 0;
+    return out == OUT_OK && rc ? stat_matches(r, path) : out;
+}
+
 static int op_open(struct run *r)
 {
     char path[TO_PATH_MAX];
@@ -785,6 +815,8 @@ static int op_open(struct run *r)
             flags |= CAIRN_O_TRUNC;
         else if (chance(r, 15))
             flags |= CAIRN_O_APPEND;
+        if (is_ring(r, obj))
+            flags &= ~CAIRN_O_TRUNC; /* rings are not truncated here (oracle) */
     } else {
         if (file_count(r) >= MAX_FILES)
             return OUT_OK;
@@ -794,6 +826,8 @@ static int op_open(struct run *r)
         flags = (chance(r, 50) ? CAIRN_O_WRONLY : CAIRN_O_RDWR) | CAIRN_O_CREAT;
         if (chance(r, 50))
             flags |= CAIRN_O_EXCL;
+        if (opt_ring && chance(r, opt_ring))
+            return op_ring_create(r, path);
         obj = to_new_obj(&r->o, TO_FILE);
         to_snap_add(to_ns_push(&r->o), path, obj, TO_FILE);
         created = 1;
@@ -857,6 +891,8 @@ static int op_falloc(struct run *r, struct hnd *h)
 {
     int32_t size = r->o.objs[h->obj].cur_size, len;
     int rc, out;
+    if (is_ring(r, h->obj))
+        return OUT_OK;
     len = size + 1 + (int32_t)rnd(r, (uint32_t)(16 * r->ps));
     rc = cairn_fallocate(r->fs, h->fd, len);
     logf_(r, "fallocate %s %ld (size %ld) -> %d %s", h->path, (long)len, (long)size, rc,
@@ -920,9 +956,16 @@ static int write_at(struct run *r, struct hnd *h, int32_t off, int32_t len)
     int32_t n;
     int out;
     t_pattern(r->wbuf, (size_t)len, t_rand(&r->rng));
-    if (!h->append && cairn_seek(r->fs, h->fd, off, CAIRN_SEEK_SET) != off)
-        return fail(r, "error", "seek %s to %ld failed", h->path, (long)off);
-    to_write_begin(&r->o, h->obj, off, r->wbuf, len);
+    if (is_ring(r, h->obj)) { /* appends wherever the handle is */
+        off = r->o.objs[h->obj].cur_size;
+        r->st->ring_writes++;
+        r->st->ring_wraps += (int64_t)off + len > r->o.objs[h->obj].ring_cap;
+        to_ring_begin(&r->o, h->obj, r->wbuf, len);
+    } else {
+        if (!h->append && cairn_seek(r->fs, h->fd, off, CAIRN_SEEK_SET) != off)
+            return fail(r, "error", "seek %s to %ld failed", h->path, (long)off);
+        to_write_begin(&r->o, h->obj, off, r->wbuf, len);
+    }
     n = cairn_write(r->fs, h->fd, r->wbuf, len);
     logf_(r, "write %s off %ld len %ld -> %ld %s", h->path, (long)off, (long)len, (long)n,
           n < 0 ? t_errname(n) : "");
@@ -983,6 +1026,8 @@ static int op_truncate(struct run *r, struct hnd *h, int grow)
 {
     int32_t size = r->o.objs[h->obj].cur_size, ns;
     int rc, out;
+    if (is_ring(r, h->obj))
+        return OUT_OK; /* only to 0 on a ring, which the oracle does not model */
     if (grow) /* filling: mostly extend, shrink a little at most */
         ns = chance(r, 25) ? size - (int32_t)rnd(r, (uint32_t)size / 4 + 1)
                            : size + (int32_t)rnd(r, (uint32_t)(2 * r->ps));
@@ -1248,6 +1293,8 @@ static int wl_step(struct run *r)
     }
     if (!h || (u < 12 && r->nh < MAX_HANDLES))
         return op_open(r);
+    if (u < 66 && is_ring(r, h->obj) && chance(r, 10))
+        return op_close(r, (uint32_t)(h - r->h)); /* a ring never fills the volume */
     if (u < 66)
         return op_write(r, h, 1);
     if (u < 73)
@@ -1497,7 +1544,9 @@ static int fill_phase(struct run *r)
         struct hnd *h;
         if (to_data_bytes(&r->o, 1) * 100 >= r->room * r->fill_pct || r->churn)
             break;
-        if (r->nh == 0 || (r->o.objs[r->h[0].obj].cur_size + r->wmax) * 4 > (int64_t)r->room) {
+        if (r->nh == 0 || (r->o.objs[r->h[0].obj].cur_size + r->wmax) * 4 > (int64_t)r->room ||
+            (is_ring(r, r->h[0].obj) && chance(r, 20))) {
+            /* a ring never fills the volume: a few writes, then another file */
             if (r->nh)
                 out = op_close(r, 0);
             if (out == OUT_OK && file_count(r) >= MAX_FILES)
@@ -2277,6 +2326,8 @@ int main(int argc, char **argv)
             opt_overwrite = (uint32_t)strtoul(argv[++a], NULL, 0);
         else if (strcmp(argv[a], "--falloc") == 0 && a + 1 < argc)
             opt_falloc = (uint32_t)strtoul(argv[++a], NULL, 0);
+        else if (strcmp(argv[a], "--ring") == 0 && a + 1 < argc)
+            opt_ring = (uint32_t)strtoul(argv[++a], NULL, 0);
         else if (strcmp(argv[a], "--scenario") == 0 && a + 1 < argc)
             scenario = argv[++a];
         else if (strcmp(argv[a], "--find-smallest") == 0)
@@ -2350,6 +2401,10 @@ int main(int argc, char **argv)
         if (opt_falloc)
             printf("%-16s fallocate promises %llu, writes inside one %llu\n", g->name,
                    (unsigned long long)st.promises, (unsigned long long)st.promised_writes);
+        if (opt_ring)
+            printf("%-16s rings created %llu, ring writes %llu (%llu past the capacity)\n",
+                   g->name, (unsigned long long)st.rings, (unsigned long long)st.ring_writes,
+                   (unsigned long long)st.ring_wraps);
         fflush(stdout);
     }
     if (!any) {

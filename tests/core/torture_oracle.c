@@ -181,6 +181,46 @@ static void apply_size(uint8_t **buf, int32_t *size, int32_t nsize)
     *size = nsize;
 }
 
+/* Ring windows (ring.c): n bytes appended at the tail, n not past the next
+ * page boundary of the ring; the head gives up every slot the new bytes
+ * reach into. Returns 1 when the tail is now on a page boundary. */
+static int ring_chunk(uint8_t **buf, int32_t *size, int32_t *head, int32_t cap, int32_t ps,
+                      const uint8_t *data, int32_t n)
+{
+    int64_t end = (int64_t)*head + *size + n, h = *head;
+    int64_t pages = (end + ps - 1) / ps, slots = cap / ps;
+    int32_t drop;
+    if (pages > slots && (pages - slots) * ps > h)
+        h = (pages - slots) * ps;
+    drop = (int32_t)(h - *head);
+    if (drop > 0) /* drop <= size: a chunk never passes a whole ring */
+        memmove(*buf, *buf + drop, (size_t)(*size - drop));
+    *buf = (uint8_t *)xrealloc(*buf, (size_t)(end - h));
+    memcpy(*buf + *size - drop, data, (size_t)n);
+    *size = (int32_t)(end - h);
+    *head = (int32_t)(h >= cap ? h - cap : h);
+    return end % ps == 0;
+}
+
+/* The chunk of a ring write that goes next: up to the next page boundary
+ * of the tail. */
+static int32_t ring_step_len(int32_t size, int32_t head, int32_t ps, int32_t left)
+{
+    int32_t to_edge = ps - (int32_t)(((int64_t)head + size) % ps);
+    return left < to_edge ? left : to_edge;
+}
+
+static void apply_ring(uint8_t **buf, int32_t *size, int32_t *head, int32_t cap, int32_t ps,
+                       const uint8_t *data, int32_t len)
+{
+    int32_t done = 0;
+    while (done < len) {
+        int32_t n = ring_step_len(*size, *head, ps, len - done);
+        ring_chunk(buf, size, head, cap, ps, data + done, n);
+        done += n;
+    }
+}
+
 static struct to_step *new_step(struct to_obj *b)
 {
     if (b->nsteps == b->cap_steps) {
@@ -202,6 +242,19 @@ void to_write_begin(struct to_oracle *o, uint32_t obj, int32_t off, const uint8_
     memcpy(st->data, data, (size_t)len);
 }
 
+uint32_t to_new_ring(struct to_oracle *o, int32_t cap)
+{
+    uint32_t id = to_new_obj(o, TO_FILE);
+    o->objs[id].ring_cap = cap;
+    return id;
+}
+
+void to_ring_begin(struct to_oracle *o, uint32_t obj, const uint8_t *data, int32_t len)
+{
+    to_write_begin(o, obj, 0, data, len);
+    o->objs[obj].steps[o->objs[obj].nsteps - 1].kind = TO_STEP_RING;
+}
+
 void to_size_begin(struct to_oracle *o, uint32_t obj, int32_t size)
 {
     struct to_step *st = new_step(&o->objs[obj]);
@@ -221,7 +274,12 @@ void to_step_done(struct to_oracle *o, uint32_t obj, int32_t applied)
         b->nsteps--;
         return;
     }
-    if (st->kind == TO_STEP_WRITE) {
+    if (st->kind == TO_STEP_RING) {
+        if (applied < st->len)
+            st->len = applied;
+        apply_ring(&b->cur, &b->cur_size, &b->cur_head, b->ring_cap, o->page_size, st->data,
+                   st->len);
+    } else if (st->kind == TO_STEP_WRITE) {
         if (applied < st->len)
             st->len = applied;
         apply_write(&b->cur, &b->cur_size, st->off, st->data, st->len);
@@ -242,6 +300,7 @@ static void obj_durable(struct to_obj *b)
     if (b->cur_size)
         memcpy(b->base, b->cur, (size_t)b->cur_size);
     b->base_size = b->cur_size;
+    b->base_head = b->cur_head;
 }
 
 /* Objects no snapshot names any more are forgotten. */
@@ -310,16 +369,46 @@ static int is_partial(const uint8_t *r, int32_t rn, const uint8_t *pre, int32_t 
     return e <= x || memcmp(r + x, pre + x, (size_t)(e - x)) == 0;
 }
 
-/* Does the object's history allow content r (rn bytes)? On a match *where
- * says which state: -1 base, else the step (and *part the prefix end of a
- * partly present write, or -1). */
-static int file_allows(const struct to_oracle *o, const struct to_obj *b, const uint8_t *r,
+/* Does a ring's history allow window r (rn bytes)? Every state from the
+ * base on, and inside each write every one whose tail is on a page boundary;
+ * on a match b->match_head is that state's head. Random data never repeats,
+ * so only one state can match, but for an empty window (a stream never
+ * written: rings are not truncated here), whose head is 0 in every state. */
+static int ring_allows(const struct to_oracle *o, struct to_obj *b, const uint8_t *r,
+                       int32_t rn)
+{
+    uint8_t *w = (uint8_t *)xrealloc(NULL, (size_t)b->base_size);
+    int32_t wn = b->base_size, wh = b->base_head, ps = o->page_size;
+    uint32_t i;
+    int ok;
+    if (wn)
+        memcpy(w, b->base, (size_t)wn);
+    ok = same(r, rn, w, wn);
+    for (i = 0; i < b->nsteps && !ok; i++) {
+        const struct to_step *st = &b->steps[i];
+        int32_t done = 0;
+        while (done < st->len && !ok) {
+            int32_t n = ring_step_len(wn, wh, ps, st->len - done);
+            int edge = ring_chunk(&w, &wn, &wh, b->ring_cap, ps, st->data + done, n);
+            done += n;
+            ok = (edge || done == st->len) && same(r, rn, w, wn);
+        }
+    }
+    b->match_head = wh;
+    free(w);
+    return ok;
+}
+
+/* Does the object's history allow content r (rn bytes)? */
+static int file_allows(const struct to_oracle *o, struct to_obj *b, const uint8_t *r,
                        int32_t rn)
 {
     uint8_t *w = NULL;
     int32_t wn = b->base_size, ps = o->page_size;
     uint32_t i;
     int ok = 0;
+    if (b->ring_cap)
+        return ring_allows(o, b, r, rn);
     w = (uint8_t *)xrealloc(NULL, (size_t)wn);
     if (wn)
         memcpy(w, b->base, (size_t)wn);
@@ -376,7 +465,7 @@ static void describe_file(const struct to_obj *b, const struct to_seen *x, char 
 {
     uint32_t i, writes = 0;
     for (i = 0; i < b->nsteps; i++)
-        writes += b->steps[i].kind == TO_STEP_WRITE;
+        writes += b->steps[i].kind != TO_STEP_SIZE;
     say(why, len,
         "  %s: read %ld bytes; durable state %ld bytes (first difference at %ld), current "
         "%ld bytes (first difference at %ld), %u steps since the durable state (%u writes)\n",
@@ -386,7 +475,9 @@ static void describe_file(const struct to_obj *b, const struct to_seen *x, char 
         (unsigned)writes);
     for (i = 0; i < b->nsteps && i < 12; i++) {
         const struct to_step *st = &b->steps[b->nsteps - 1 - i];
-        if (st->kind == TO_STEP_WRITE)
+        if (st->kind == TO_STEP_RING)
+            say(why, len, "    step -%u: ring append len %ld\n", i + 1, (long)st->len);
+        else if (st->kind == TO_STEP_WRITE)
             say(why, len, "    step -%u: write off %ld len %ld\n", i + 1, (long)st->off,
                 (long)st->len);
         else
@@ -457,11 +548,18 @@ int to_check_recovered(struct to_oracle *o, const struct to_view *v, char *why, 
     int k;
     uint32_t i;
     struct to_snap s;
+    int32_t ring_cap[TO_MAX_ENTRIES + 8], ring_head[TO_MAX_ENTRIES + 8];
     why[0] = '\0';
     k = matching_snapshot(o, v, NULL, 0);
     if (k < 0) {
         matching_snapshot(o, v, why, why_len);
         return -1;
+    }
+    for (i = 0; i < v->n; i++) { /* rings stay rings, at the head that matched */
+        int e = snap_find(&o->snaps[k], v->e[i].path);
+        const struct to_obj *b = e >= 0 ? &o->objs[o->snaps[k].e[e].obj] : NULL;
+        ring_cap[i] = b && v->e[i].type == TO_FILE ? b->ring_cap : 0;
+        ring_head[i] = b && b->ring_cap ? b->match_head : 0;
     }
     /* the view is the new durable state */
     s.n = 0;
@@ -473,6 +571,8 @@ int to_check_recovered(struct to_oracle *o, const struct to_view *v, char *why, 
         struct to_obj *b = &o->objs[id];
         to_snap_add(&s, v->e[i].path, id, v->e[i].type);
         if (v->e[i].type == TO_FILE) {
+            b->ring_cap = ring_cap[i];
+            b->cur_head = ring_head[i];
             b->cur_size = v->e[i].size;
             b->cur = (uint8_t *)xrealloc(NULL, (size_t)b->cur_size);
             if (b->cur_size)

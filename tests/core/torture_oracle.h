@@ -12,6 +12,13 @@
  * and each file in it one of the states its object passed through from its
  * base on, where a write may also be present up to one of its page
  * boundaries. Objects are named by oracle numbers, never by cairn ids.
+ *
+ * Ring files (cairn_ring_create) are file objects with a capacity: a write
+ * appends to their stream, and the content is the window ring.c keeps (the
+ * newest bytes, whole slots given up as the stream comes back to them), so
+ * the oracle keeps each state's head (the ring offset of its oldest byte) and
+ * a write may be present up to a page boundary of the stream. Rings are never
+ * truncated here: an empty window then means a stream never written.
  */
 #ifndef TORTURE_ORACLE_H
 #define TORTURE_ORACLE_H
@@ -23,7 +30,7 @@
 #define TO_MAX_ENTRIES 48 /* files and directories, the root not counted */
 
 enum to_type { TO_FILE = 1, TO_DIR = 2 };
-enum to_step_kind { TO_STEP_WRITE = 1, TO_STEP_SIZE = 2 };
+enum to_step_kind { TO_STEP_WRITE = 1, TO_STEP_SIZE = 2, TO_STEP_RING = 3 };
 
 struct to_step {
     uint8_t kind;
@@ -40,6 +47,10 @@ struct to_obj {
     int32_t cur_size;
     struct to_step *steps; /* since base, in order */
     uint32_t nsteps, cap_steps;
+    int32_t ring_cap;   /* rings: capacity in bytes (0: a plain file) */
+    int32_t base_head;  /* rings: ring offset of the oldest byte, durable */
+    int32_t cur_head;   /* ... and now */
+    int32_t match_head; /* ... of the state a check matched */
 };
 
 struct to_entry {
@@ -97,12 +108,17 @@ void to_snap_del(struct to_snap *s, const char *path);
  * an entry at `to` is replaced. */
 void to_snap_rename(struct to_snap *s, const char *from, const char *to);
 
+/* A ring of `cap` bytes (a multiple of the page size), empty. */
+uint32_t to_new_ring(struct to_oracle *o, int32_t cap);
+
 /* ---- file content ---- */
 /* A write (or size change) is about to be made: recorded as the object's
  * newest step (in flight until to_step_done). */
 void to_write_begin(struct to_oracle *o, uint32_t obj, int32_t off, const uint8_t *data,
                     int32_t len);
 void to_size_begin(struct to_oracle *o, uint32_t obj, int32_t size);
+/* A ring write: len bytes appended to the ring's stream. */
+void to_ring_begin(struct to_oracle *o, uint32_t obj, const uint8_t *data, int32_t len);
 /* The call returned: `applied` bytes of the write took effect (a size change:
  * 1 or 0). With 0 the step is dropped. */
 void to_step_done(struct to_oracle *o, uint32_t obj, int32_t applied);
