@@ -53,7 +53,7 @@
  *
  * Usage: test_torture [--geo NAME[,NAME...]|all] [--seed S] [--runs N] [--cuts N]
  *                     [--long] [--idle P] [--aged P] [--overwrite P] [--falloc P]
- *                     [--ring P] [--kinds K,...]
+ *                     [--ring P] [--vary] [--kinds K,...]
  *                     [--verbose] [--list]
  *                     [--expect-failures] [--scenario double-tear|mount-cuts|anchor-wear]
  *                     [--find-smallest]
@@ -65,6 +65,7 @@
  *   --falloc  P% of the calls on an open file promise it room (R9), which
  *           it then fills as a data logger
  *   --ring  P% of the files created are ring files (R3 on their windows)
+ *   --vary  each run draws data_heads, wear_spread and gc_step_pages
  *   --min-cuts  runs go on (seeds S+N, ...) until the cut points of each
  *           geometry reach this (make torture: 12,000 a geometry)
  *   --kinds episode kinds in use: random, early, brownout, mount, unmount
@@ -151,6 +152,10 @@ static uint32_t opt_falloc;
  * pages), written by appends of every size the workload draws, checked
  * against the oracle's windows. 0: every seed's stream is unchanged. */
 static uint32_t opt_ring;
+/* --vary: each run draws the settings a user may choose besides the cache:
+ * data heads 1-8, a wear spread of 1-30 (1: static wear levelling moves data
+ * all the time), a GC step of 1-256 pages. Off: streams unchanged. */
+static int opt_vary;
 /* Episode kinds in use (--kinds): random, early, brownout, mount, unmount. */
 static unsigned opt_kinds = 0x1F;
 static const char *const kind_names[] = {"random", "early", "brownout", "mount", "unmount"};
@@ -370,6 +375,8 @@ static int fail(struct run *r, const char *kind, const char *fmt, ...)
         printf(" --falloc %u", (unsigned)opt_falloc);
     if (opt_ring)
         printf(" --ring %u", (unsigned)opt_ring);
+    if (opt_vary)
+        printf(" --vary");
     if (opt_kinds != 0x1F) {
         const char *sep = " --kinds ";
         for (i = 0; i < 5; i++)
@@ -784,6 +791,15 @@ static int stat_matches(struct run *r, const char *path);
 
 static int is_ring(const struct run *r, uint32_t obj) { return r->o.objs[obj].ring_cap > 0; }
 
+static uint32_t ring_count(struct run *r)
+{
+    const struct to_snap *s = to_ns(&r->o);
+    uint32_t i, n = 0;
+    for (i = 0; i < s->n; i++)
+        n += s->e[i].type == TO_FILE && is_ring(r, s->e[i].obj);
+    return n;
+}
+
 /* A ring file of 2-31 pages at path (a namespace call; not opened). */
 static int op_ring_create(struct run *r, const char *path)
 {
@@ -826,8 +842,8 @@ static int op_open(struct run *r)
         flags = (chance(r, 50) ? CAIRN_O_WRONLY : CAIRN_O_RDWR) | CAIRN_O_CREAT;
         if (chance(r, 50))
             flags |= CAIRN_O_EXCL;
-        if (opt_ring && chance(r, opt_ring))
-            return op_ring_create(r, path);
+        if (opt_ring && chance(r, opt_ring) && ring_count(r) < 3)
+            return op_ring_create(r, path); /* at most 3: the others fill the volume */
         obj = to_new_obj(&r->o, TO_FILE);
         to_snap_add(to_ns_push(&r->o), path, obj, TO_FILE);
         created = 1;
@@ -1538,12 +1554,20 @@ static int measure_room(struct run *r)
  * and then, until the aim or NOSPC. */
 static int fill_phase(struct run *r)
 {
-    uint32_t k;
+    uint32_t k, last_growth = 0;
+    uint64_t most = 0;
     int out = OUT_OK;
     for (k = 0; k < 100000 && out == OUT_OK; k++) {
         struct hnd *h;
-        if (to_data_bytes(&r->o, 1) * 100 >= r->room * r->fill_pct || r->churn)
+        uint64_t data = to_data_bytes(&r->o, 1);
+        if (data * 100 >= r->room * r->fill_pct || r->churn)
             break;
+        if (data > most) {
+            most = data;
+            last_growth = k;
+        } else if (opt_ring && k - last_growth > 2000) {
+            break; /* rings hold the names the files that would fill it need */
+        }
         if (r->nh == 0 || (r->o.objs[r->h[0].obj].cur_size + r->wmax) * 4 > (int64_t)r->room ||
             (is_ring(r, r->h[0].obj) && chance(r, 20))) {
             /* a ring never fills the volume: a few writes, then another file */
@@ -1694,6 +1718,14 @@ static int setup_run(struct run *r)
         r->cfg.commit_pages = 2 + rnd(r, 16);
     if (chance(r, 30))
         r->cfg.cache_nodes = 12 + rnd(r, 8);
+    if (opt_vary) {
+        r->cfg.data_heads = (uint8_t)(1 + rnd(r, 8));
+        r->cfg.wear_spread = (uint16_t)(1 + rnd(r, 30));
+        r->cfg.gc_step_pages = 1u << rnd(r, 9);
+        logf_(r, "config: data_heads %u wear_spread %u gc_step_pages %u",
+              (unsigned)r->cfg.data_heads, (unsigned)r->cfg.wear_spread,
+              (unsigned)r->cfg.gc_step_pages);
+    }
     r->mem = malloc(cairn_mem_size(&r->cfg));
     r->fs = (cairn *)malloc(cairn_context_size());
     if (!r->mem || !r->fs)
@@ -2328,6 +2360,8 @@ int main(int argc, char **argv)
             opt_falloc = (uint32_t)strtoul(argv[++a], NULL, 0);
         else if (strcmp(argv[a], "--ring") == 0 && a + 1 < argc)
             opt_ring = (uint32_t)strtoul(argv[++a], NULL, 0);
+        else if (strcmp(argv[a], "--vary") == 0)
+            opt_vary = 1;
         else if (strcmp(argv[a], "--scenario") == 0 && a + 1 < argc)
             scenario = argv[++a];
         else if (strcmp(argv[a], "--find-smallest") == 0)
