@@ -23,6 +23,10 @@
  *  (c) wear: 50 volume-writes (x scale) of a hot/cold workload (90% of the
  *      writes to 10% of the data); prints and bounds max/mean erase count.
  *  (d) cairn_gc(budget) moves at most budget pages and frees space; a
+ *      cairn_fallocate's errors (negative length, read-only and directory
+ *      handles), free_bytes while a promise stands (the promise and one
+ *      segment, counted once however often it is extended; a length below
+ *      the size changes nothing) and after the last close (all back); a
  *      cairn_fallocate reservation holds while other files get NOSPC: the
  *      reserved file then writes all of it in 4 KiB writes, in 1000-byte
  *      writes, and in 40-byte appends each followed by a file sync (on NAND
@@ -907,6 +911,66 @@ static void fallocate_run(int medium, uint64_t seed, int32_t rec, int sync_each)
     t_fs_free(&t);
 }
 
+/* The calls around a promise: errors, what free_bytes shows while it stands
+ * (the promise and the segment it holds for metadata, counted once however
+ * often it is extended), and all of it back once the file is closed. */
+static void fallocate_contract(int medium, uint64_t seed)
+{
+    struct tfs t;
+    char label[64];
+    int fd, ro, dd, rc;
+    int64_t f0, f1, f2, f3, seg;
+    int32_t ps;
+
+    snprintf(label, sizeof label, "fallocate contract %s", med_name[medium]);
+    t_fs_init(&t, space_sim(medium, seed), 0);
+    t_fs_format_mount(&t);
+    ps = (int32_t)t.fs->page_size;
+    seg = (int64_t)t.fs->seg_pages * ps;
+    rc = t_write_file(t.fs, "/base", pbuf(3 * ps + 10, 1), 3 * ps + 10);
+    CHECK(rc == 0, "[%s] write /base: %d", label, rc);
+    fd = cairn_open(t.fs, "/base", CAIRN_O_RDWR);
+    ro = cairn_open(t.fs, "/base", CAIRN_O_RDONLY);
+    dd = cairn_opendir(t.fs, "/");
+    CHECK(fd >= 0 && ro >= 0 && dd >= 0, "[%s] open: %d %d %d", label, fd, ro, dd);
+    rc = cairn_fallocate(t.fs, fd, -1);
+    CHECK(rc == CAIRN_ERR_INVAL, "[%s] negative length: %d %s", label, rc, t_errname(rc));
+    rc = cairn_fallocate(t.fs, ro, 100 * ps);
+    CHECK(rc == CAIRN_ERR_BADF, "[%s] read-only handle: %d %s", label, rc, t_errname(rc));
+    rc = cairn_fallocate(t.fs, dd, 100 * ps);
+    CHECK(rc == CAIRN_ERR_BADF, "[%s] directory handle: %d %s", label, rc, t_errname(rc));
+    f0 = free_now(t.fs);
+    rc = cairn_fallocate(t.fs, fd, 2 * ps);
+    f1 = free_now(t.fs);
+    CHECK(rc == 0 && f1 == f0, "[%s] a length below the size: %d, free_bytes %lld -> %lld",
+          label, rc, (long long)f0, (long long)f1);
+    CHECK(cairn_size(t.fs, fd) == 3 * ps + 10, "[%s] the size stays %ld", label,
+          (long)cairn_size(t.fs, fd));
+    rc = cairn_fallocate(t.fs, fd, 20 * ps);
+    f1 = free_now(t.fs);
+    CHECK(rc == 0 && f0 - f1 == 16 * (int64_t)ps + seg,
+          "[%s] a promise of 16 pages: %d, free_bytes %lld -> %lld (16 pages and a segment: "
+          "%lld)", label, rc, (long long)f0, (long long)f1,
+          (long long)(16 * (int64_t)ps + seg));
+    rc = cairn_fallocate(t.fs, fd, 30 * ps);
+    f2 = free_now(t.fs);
+    CHECK(rc == 0 && f1 - f2 == 10 * (int64_t)ps,
+          "[%s] extended by 10 pages: %d, free_bytes %lld -> %lld", label, rc,
+          (long long)f1, (long long)f2);
+    CHECK(cairn_size(t.fs, fd) == 3 * ps + 10, "[%s] the size stays %ld", label,
+          (long)cairn_size(t.fs, fd));
+    rc = cairn_close(t.fs, ro);
+    f3 = free_now(t.fs);
+    CHECK(rc == 0 && f3 == f2, "[%s] another handle's close keeps it: free_bytes %lld -> %lld",
+          label, (long long)f2, (long long)f3);
+    rc = cairn_close(t.fs, fd);
+    f3 = free_now(t.fs);
+    CHECK(rc == 0 && f3 == f0, "[%s] the last close gives it back: free_bytes %lld, before %lld",
+          label, (long long)f3, (long long)f0);
+    (void)cairn_closedir(t.fs, dd);
+    t_fs_free(&t);
+}
+
 /* Which file each page of the device belongs to (pages start with their
  * owner's letter and page number), and whether any segment holds both. */
 static void heads_run(int medium, uint8_t heads, int64_t *shared_out)
@@ -1017,6 +1081,7 @@ int main(int argc, char **argv)
         clock_t c1 = clock();
         if (!only || strstr(only, "api")) {
             gc_api(med, seed);
+            fallocate_contract(med, seed);
             fallocate_run(med, seed, 4096, 0);
             fallocate_run(med, seed, 40, 1);
             fallocate_run(med, seed, 1000, 0);
