@@ -56,7 +56,7 @@
  *                     [--ring P] [--vary] [--kinds K,...]
  *                     [--verbose] [--list]
  *                     [--expect-failures] [--scenario double-tear|mount-cuts|anchor-wear]
- *                     [--find-smallest]
+ *                     [--find-smallest] [--regress [P/N]]
  *   --runs  runs per geometry (seeds S, S+1, ...)
  *   --cuts  cut episodes per run (each places one or more power cuts)
  *   --long  the bigger geometries and counts of `make torture`
@@ -72,6 +72,7 @@
  *   --expect-failures  known-failures switch: exit 0 only if some run
  *           failed (the core is being fixed); a crash still fails
  *   --scenario  reduced deterministic repros of the failure kinds found
+ *   --regress [P/N]  the runs that once failed (entries P, P+N, ... of them)
  * Environment: CAIRN_TORTURE_SEED, CAIRN_TORTURE_RUNS, CAIRN_TORTURE_CUTS,
  * CAIRN_TORTURE_GEO give the same defaults. A failure prints the seed,
  * geometry, the last ops and a command line that reproduces it.
@@ -2271,12 +2272,13 @@ static const struct regress_run {
                                    "try again (NOSPC at 36%, 1.5 MB free)", 0, 0, 90},
 };
 
-static int run_regress(void)
+/* Every entry, or (part P of N: --regress P/N) entries P, P+N, ... */
+static int run_regress(uint32_t part, uint32_t parts)
 {
     size_t i, gi;
     int bad = 0;
     opt_long = 1;
-    for (i = 0; i < sizeof regress_runs / sizeof regress_runs[0]; i++) {
+    for (i = part; i < sizeof regress_runs / sizeof regress_runs[0]; i += parts) {
         const struct regress_run *rr = &regress_runs[i];
         struct stats st;
         int out = OUT_FAIL;
@@ -2366,8 +2368,15 @@ int main(int argc, char **argv)
             scenario = argv[++a];
         else if (strcmp(argv[a], "--find-smallest") == 0)
             return find_smallest();
-        else if (strcmp(argv[a], "--regress") == 0)
-            return run_regress();
+        else if (strcmp(argv[a], "--regress") == 0) {
+            unsigned part = 0, parts = 1;
+            if (a + 1 < argc && sscanf(argv[a + 1], "%u/%u", &part, &parts) == 2 &&
+                parts > 0 && part < parts)
+                a++;
+            else
+                part = 0, parts = 1;
+            return run_regress(part, parts);
+        }
         else if (strcmp(argv[a], "--list") == 0) {
             for (gi = 0; gi < N_GEOS; gi++)
                 printf("%s\n", geos[gi].name);
@@ -2376,7 +2385,7 @@ int main(int argc, char **argv)
             printf("usage: %s [--geo NAME|all] [--seed S] [--runs N] [--cuts N] [--min-cuts N] "
                    "[--long] [--idle PCT] [--aged PCT] [--kinds random,early,brownout,mount,unmount] [--expect-failures] "
                    "[--verbose] [--list] [--scenario double-tear|mount-cuts|anchor-wear] "
-                   "[--find-smallest] [--regress]\n",
+                   "[--find-smallest] [--regress [P/N]]\n",
                    argv[0]);
             return 2;
         }
