@@ -234,7 +234,11 @@ int cairn_fallocate(cairn *fs, int fd, int32_t length);
 /* Ring files: a file of fixed capacity (bytes, a multiple of the page size)
  * that wraps. Opened with cairn_open; every write appends, and once the ring
  * is full it overwrites the oldest data. Offset 0 is the oldest byte still
- * held and the size is the bytes held (at most the capacity). */
+ * held and the size is the bytes held (at most the capacity). A ring takes
+ * pages as it fills and writes new pages before it gives up old ones, so on
+ * a volume other files have filled its appends fail with CAIRN_ERR_NOSPC
+ * like any write; cairn_fallocate(fs, fd, capacity) on the open ring holds
+ * its room, and its appends then go on however full the volume gets. */
 int cairn_ring_create(cairn *fs, const char *path, int32_t capacity);
 
 /* Sector interface: a fixed-size array of logical sectors stored in a file of

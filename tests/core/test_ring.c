@@ -20,6 +20,10 @@
  *    data (reads are classified by content: tree nodes and checkpoints are
  *    metadata). A normal file used as a circular log is shown for contrast.
  *
+ * 5. Full volume: a ring whose capacity is promised (cairn_fallocate) takes
+ *    50 laps of 4 KiB, 1000-byte and 40-byte synced appends after another
+ *    file filled the volume to NOSPC; its window reads back after a remount.
+ *
  * Usage: test_ring [seed]  (CAIRN_TEST_SEED; CAIRN_TEST_SCALE multiplies the
  * model runs, CAIRN_TEST_STEPS sets their steps (default 400); RING_DEBUG=1
  * lists the candidate states of a cut that matched none).
@@ -985,6 +989,70 @@ static void synced_cost(int medium)
     t_fs_free(&t);
 }
 
+/* 5. A ring with its room promised (cairn_fallocate of its capacity) keeps
+ * taking appends after another file filled the volume to NOSPC: its laps
+ * leave their garbage in the head the promise gave it, which GC takes back.
+ * Without the promise, the first appends after the fill get NOSPC (a ring
+ * writes new pages before it gives up old ones). The window is read back
+ * after the laps and after a remount. */
+static void full_volume(int medium, int32_t rec, int synced, uint32_t cpages, uint32_t laps)
+{
+    struct tfs t;
+    static uint8_t buf[4096];
+    char label[96];
+    int32_t ps, cap, n;
+    int64_t total = 0, other = 0;
+    uint8_t *want;
+    int fr, fo, rc;
+    snprintf(label, sizeof label, "full volume %s, %ld B appends%s, %u-page ring",
+             t_medium_name[medium], (long)rec, synced ? " each synced" : "", (unsigned)cpages);
+    t_fs_init(&t, t_sim_new(medium, 7), 0);
+    t_fs_format_mount(&t);
+    ps = (int32_t)csim_geometry(t.sim)->page_size;
+    cap = (int32_t)cpages * ps;
+    want = (uint8_t *)xmalloc((size_t)cap);
+    rc = cairn_ring_create(t.fs, "/ring", cap);
+    fr = cairn_open(t.fs, "/ring", CAIRN_O_RDWR);
+    CHECK(rc == 0 && fr >= 0, "[%s] create and open: %d %d", label, rc, fr);
+    rc = cairn_fallocate(t.fs, fr, cap);
+    CHECK(rc == 0, "[%s] fallocate the capacity: %d %s", label, rc, t_errname(rc));
+    fo = cairn_open(t.fs, "/other", CAIRN_O_WRONLY | CAIRN_O_CREAT);
+    while ((n = cairn_write(t.fs, fo, buf, (int32_t)sizeof buf)) == (int32_t)sizeof buf)
+        other += n;
+    rc = cairn_close(t.fs, fo);
+    CHECK((n == CAIRN_ERR_NOSPC || (n >= 0 && n < (int32_t)sizeof buf)) && rc == 0,
+          "[%s] the other file fills the volume (%lld bytes, then %ld), close %d", label,
+          (long long)other, (long)n, rc);
+    while (total < (int64_t)laps * cap) {
+        int64_t i;
+        for (i = 0; i < rec; i++)
+            buf[i] = (uint8_t)((total + i) * 7 + (total + i) / 251);
+        n = cairn_write(t.fs, fr, buf, rec);
+        rc = n == rec && synced ? cairn_file_sync(t.fs, fr) : 0;
+        if (n != rec || rc != 0)
+            break;
+        total += rec;
+    }
+    CHECK(total >= (int64_t)laps * cap, "[%s] %u laps: stopped after %lld bytes (%lld laps): "
+          "write %ld, sync %d %s", label, (unsigned)laps, (long long)total,
+          (long long)(total / cap), (long)n, rc, t_errname(n < 0 ? n : rc));
+    if (cairn_size(t.fs, fr) > 0) { /* the newest bytes of the stream */
+        int32_t size = cairn_size(t.fs, fr), i;
+        for (i = 0; i < size; i++) {
+            int64_t at = total - size + i;
+            want[i] = (uint8_t)(at * 7 + at / 251);
+        }
+        rc = cairn_close(t.fs, fr);
+        CHECK(rc == 0, "[%s] close: %d %s", label, rc, t_errname(rc));
+        if (rc == 0 && t_fs_remount(&t, label) == 0)
+            t_check_file(t.fs, "/ring", want, size, label);
+    }
+    printf("  %s: %lld bytes in %lld laps after another file took %lld bytes\n", label,
+           (long long)total, (long long)(total / cap), (long long)other);
+    free(want);
+    t_fs_free(&t);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : t_env_u64("CAIRN_TEST_SEED", 1);
@@ -1010,6 +1078,12 @@ int main(int argc, char **argv)
     test_counts();
     for (medium = 0; medium < T_NMEDIA; medium++)
         synced_cost(medium);
+    for (medium = 0; medium < T_NMEDIA; medium++) {
+        full_volume(medium, 4096, 0, 16, 50);
+        full_volume(medium, 1000, 0, 8, 50);
+        if (medium != T_NAND_B4) /* 512 KiB segments: see docs/DESIGN.md "Ring files" */
+            full_volume(medium, 40, 1, 4, 50);
+    }
     return t_summary("test_ring");
 }
 
