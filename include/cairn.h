@@ -223,7 +223,9 @@ int cairn_mkdir(cairn *fs, const char *path);
  * anchor block first), so a first write after it costs what a later one does.
  * cairn_fallocate reserves room for the open file to grow to
  * `length` bytes: while it stays open its writes up to there cannot fail with
- * CAIRN_ERR_NOSPC, and it gets a data head of its own. The promise counts
+ * CAIRN_ERR_NOSPC, and it gets a data head of its own (other writers share
+ * it only when promises hold every data head: below 64 segments there is
+ * one, cairn_config.data_heads). The promise counts
  * the pages from the file's end at the first call (holes below it are not
  * covered); pages written again (overwrites, a partial last page at each
  * sync) are not charged to it, and one segment more is held back for the
