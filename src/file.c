@@ -570,6 +570,7 @@ static int write_pages(cairn *fs, struct cn_file *f, uint32_t fpage, const uint8
  * (test_space_torture, NOR, scale 20). Returns 0 when there is room now. */
 static int collect_for_data(cairn *fs, const struct cn_file *f)
 {
+    uint32_t before = cn_free_segs(fs);
     int err;
     fs->own_reserved = f->reserved;
     if (fs->in_gc || fs->recovering || cn_free_segs(fs) > CN_RESERVE_SEGS + cn_reserved_segs(fs))
@@ -577,6 +578,8 @@ static int collect_for_data(cairn *fs, const struct cn_file *f)
     else
         err = cn_space_for_user(fs, 1);
     fs->own_reserved = 0;
+    if (err == CAIRN_ERR_NOSPC && f->reserved > 0 && cn_free_segs(fs) > before)
+        err = 0;
     return err;
 }
 
