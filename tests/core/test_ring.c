@@ -1053,15 +1053,77 @@ static void full_volume(int medium, int32_t rec, int synced, uint32_t cpages, ui
     t_fs_free(&t);
 }
 
+/* 5c. Two rings, each promised its capacity, appended to in turn on a volume
+ * another file filled: with fewer data heads than promises they share one
+ * (alloc.c data_head_of), and both windows read back after a remount. */
+static uint8_t ring_byte(int k, int64_t at) { return (uint8_t)(at * 7 + at / 251 + 101 * k); }
+
+static void two_rings(int medium, int32_t rec, uint32_t cpages, uint32_t laps)
+{
+    struct tfs t;
+    static uint8_t buf[4096];
+    char label[80], path[2][8];
+    int32_t ps, cap, n = 0, size[2];
+    int64_t total[2] = {0, 0};
+    uint8_t *want;
+    int fr[2], fo, rc = 0, k;
+    snprintf(label, sizeof label, "two rings %s, %ld B appends each synced, %u pages",
+             t_medium_name[medium], (long)rec, (unsigned)cpages);
+    t_fs_init(&t, t_sim_new(medium, 7), 0);
+    t_fs_format_mount(&t);
+    ps = (int32_t)csim_geometry(t.sim)->page_size;
+    cap = (int32_t)cpages * ps;
+    want = (uint8_t *)xmalloc((size_t)cap);
+    for (k = 0; k < 2; k++) {
+        snprintf(path[k], sizeof path[k], "/r%d", k);
+        rc = cairn_ring_create(t.fs, path[k], cap);
+        fr[k] = cairn_open(t.fs, path[k], CAIRN_O_RDWR);
+        rc = rc == 0 && fr[k] >= 0 ? cairn_fallocate(t.fs, fr[k], cap) : -1;
+        CHECK(rc == 0, "[%s] ring %d created, opened and promised: %d", label, k, rc);
+    }
+    fo = cairn_open(t.fs, "/other", CAIRN_O_WRONLY | CAIRN_O_CREAT);
+    while (cairn_write(t.fs, fo, buf, (int32_t)sizeof buf) == (int32_t)sizeof buf)
+        ;
+    CHECK(cairn_close(t.fs, fo) == 0, "[%s] the other file's close", label);
+    for (k = 0; total[1] < (int64_t)laps * cap; k ^= 1) {
+        int32_t i;
+        for (i = 0; i < rec; i++)
+            buf[i] = ring_byte(k, total[k] + i);
+        n = cairn_write(t.fs, fr[k], buf, rec);
+        total[k] += n > 0 ? n : 0;
+        rc = n == rec ? cairn_file_sync(t.fs, fr[k]) : 0;
+        if (n != rec || rc != 0)
+            break;
+    }
+    CHECK(total[1] >= (int64_t)laps * cap, "[%s] %u laps each: ring %d stopped after %lld "
+          "bytes: write %ld, sync %d %s", label, (unsigned)laps, k, (long long)total[k],
+          (long)n, rc, t_errname(n < 0 ? n : rc));
+    for (k = 0; k < 2; k++) {
+        size[k] = cairn_size(t.fs, fr[k]); /* whole slots are given up as it wraps */
+        CHECK(cairn_close(t.fs, fr[k]) == 0, "[%s] close ring %d", label, k);
+    }
+    if (t_fs_remount(&t, label) == 0)
+        for (k = 0; k < 2; k++) {
+            int32_t i;
+            for (i = 0; i < size[k]; i++)
+                want[i] = ring_byte(k, total[k] - size[k] + i);
+            t_check_file(t.fs, path[k], want, size[k], label);
+        }
+    printf("  %s: %lld and %lld bytes\n", label, (long long)total[0], (long long)total[1]);
+    free(want);
+    t_fs_free(&t);
+}
+
 /* 5b. The same over record sizes (1 B to more than a page, each synced but
  * the 700-byte ones) and ring sizes (2 to 31 pages) on every medium: 3 laps
  * of 1-byte appends, `laps` of the others, and 12 laps of 1-byte appends to a
  * 31-page ring (nor-w25q128 in 32 KiB segments stops after 15: DESIGN.md
- * "Ring files"): make torture (all). make test runs the 1-byte 31-page case
- * only where it failed (3 laps), and not under qemu (CAIRN_TEST_CROSS). Found here: 1-byte synced appends to a promised 20-page ring
- * on BLOCK got NOSPC in the first lap (file.c collect_for_data), and to a
- * 31-page ring on nand-dhara in 512 KiB segments after 2 laps (alloc.c
- * cn_data_pages). */
+ * "Ring files"), and two promised rings (two_rings): make torture (all).
+ * make test runs the 1-byte 31-page case only where it failed (3 laps), and
+ * not under qemu (CAIRN_TEST_CROSS). Found here: 1-byte synced appends to a
+ * promised 20-page ring on BLOCK got NOSPC in the first lap (file.c
+ * collect_for_data), and to a 31-page ring on nand-dhara in 512 KiB segments
+ * after 2 laps (alloc.c cn_data_pages). */
 static void full_volume_sweep(uint32_t laps, int all)
 {
     static const int32_t recs[] = {1, 100, 700, 5000};
@@ -1077,11 +1139,15 @@ static void full_volume_sweep(uint32_t laps, int all)
             for (c = 0; c < 4u; c++)
                 full_volume((int)medium, recs[r], recs[r] != 700, cps[c], recs[r] == 1 ? 3 : laps);
         full_volume((int)medium, 1, 1, 31, 12);
+        two_rings((int)medium, 40, 8, 30);
+        two_rings((int)medium, 1, 16, 5);
+        two_rings((int)medium, 200, 31, 30);
     }
 }
 
 int main(int argc, char **argv)
 {
+
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : t_env_u64("CAIRN_TEST_SEED", 1);
     int steps = (int)t_env_u64("CAIRN_TEST_STEPS", 400), medium;
     uint32_t k, scale = t_scale();
