@@ -567,7 +567,12 @@ static int write_pages(cairn *fs, struct cn_file *f, uint32_t fpage, const uint8
  * would have, so the caller tries once more; from the writing entry point's
  * own frame, so GC is no deeper on the stack than under the settle. Before,
  * an overwrite of 256 B got NOSPC at 60% live with a segment 6/128 live
- * (test_space_torture, NOR, scale 20). Returns 0 when there is room now. */
+ * (test_space_torture, NOR, scale 20). Returns 0 when there is room now,
+ * and to a reserved writer also when the collection gained a segment but
+ * left the free count at the reserve: its pages may be in the heads' open
+ * segments, and the retry meets the allocator's floors. It gave up there with
+ * the room it needed (1-byte synced appends to a promised 20-page ring on
+ * BLOCK: NOSPC in the first lap, test_ring "full volume"). */
 static int collect_for_data(cairn *fs, const struct cn_file *f)
 {
     uint32_t before = cn_free_segs(fs);

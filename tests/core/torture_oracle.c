@@ -522,7 +522,7 @@ static int matching_snapshot(const struct to_oracle *o, const struct to_view *v,
     int named = 0;
     for (k = o->nsnaps; k-- > 0;) {
         const struct to_snap *s = &o->snaps[k];
-        int ok = 1;
+        int ok = 1, kind_ok;
         if (!names_match(s, v))
             continue;
         for (i = 0; i < s->n && ok; i++) {
@@ -534,9 +534,12 @@ static int matching_snapshot(const struct to_oracle *o, const struct to_view *v,
              * state: an empty /f2 matched the state where /f2 was a ring
              * just created, and the plain file was taken for a ring (torture
              * --long --ring 30 --falloc 20, smallest seed 61007) */
-            ok = (o->objs[s->e[i].obj].ring_cap > 0) == (x->ring != 0) &&
-                 file_allows(o, &o->objs[s->e[i].obj], x->data, x->size);
-            if (!ok && why && !named)
+            kind_ok = (o->objs[s->e[i].obj].ring_cap > 0) == (x->ring != 0);
+            ok = kind_ok && file_allows(o, &o->objs[s->e[i].obj], x->data, x->size);
+            if (!ok && why && !named && !kind_ok)
+                say(why, len, "    %s: a %s file on the volume, a %s one in the state\n",
+                    x->path, x->ring ? "ring" : "plain", x->ring ? "plain" : "ring");
+            else if (!ok && why && !named)
                 describe_file(&o->objs[s->e[i].obj], x, why, len);
         }
         named = 1;
