@@ -317,3 +317,23 @@ int cn_cache_flush(cairn *fs)
     }
     return 0;
 }
+
+/* Write dirty leaves, least recently used first, until `want` slots are
+ * evictable: their parents stay dirty, patched. */
+int cn_cache_flush_leaves(cairn *fs, uint32_t want)
+{
+    while (cn_cache_evictable(fs) < want) {
+        uint32_t i, lru = CN_NONE;
+        int err;
+        for (i = 0; i < fs->nslots; i++)
+            if (fs->slots[i].used && fs->slots[i].dirty && fs->slots[i].level == 0 &&
+                !fs->slots[i].pins && (lru == CN_NONE || fs->slots[i].lru < fs->slots[lru].lru))
+                lru = i;
+        if (lru == CN_NONE)
+            return 0;
+        err = write_node(fs, lru);
+        if (err)
+            return err;
+    }
+    return 0;
+}

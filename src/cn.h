@@ -438,6 +438,7 @@ uint32_t cn_cache_evictable(const cairn *fs);
 int cn_cache_lend(cairn *fs);
 void cn_cache_take_back(cairn *fs, uint32_t slot);
 int cn_cache_flush(cairn *fs);
+int cn_cache_flush_leaves(cairn *fs, uint32_t want);
 
 /* tree.c */
 int cn_tree_get(cairn *fs, uint64_t key, void *val, uint32_t cap, uint32_t *vlen);

@@ -211,6 +211,23 @@ CN_NOINLINE static int move_log(cairn *fs)
     return cn_ckpt_write(fs, 0);
 }
 
+/* The journal's segment is full and the free segments are down at the
+ * recovery's two, the journal's floor: a switch would take one of them. The
+ * journal continues in a fresh segment behind a checkpoint instead (as after
+ * a worn segment), which frees the old one: its records are in the tree. So
+ * the free count is what it was. Before, every record was refused from then
+ * on, GC's moves included: test_space "age nor" (95% full) refused 71 removes
+ * and kept 9 files it could not remove, once the record room check's flush
+ * changed the operation stream. Only when a segment dies with that checkpoint
+ * (the old one holds no tagged data page, or another is dead): a checkpoint
+ * must leave the recovery its two segments (DESIGN.md "Space"). */
+static int roll_over(cairn *fs)
+{
+    if (fs->recovering || cn_dead_segs(fs) + (fs->segs[fs->log.seg].live == 0 ? 1u : 0u) == 0)
+        return CAIRN_ERR_NOSPC;
+    return move_log(fs);
+}
+
 static int append_once(cairn *fs, uint8_t type, const uint8_t *payload, uint32_t len)
 {
     uint32_t size = CN_REC_HDR + len;
@@ -224,6 +241,8 @@ static int append_once(cairn *fs, uint8_t type, const uint8_t *payload, uint32_t
     }
     if (fs->log.off + size > limit(fs) || (fs->segs[fs->log.seg].flags & CN_SF_EVICT)) {
         err = switch_segment(fs);
+        if (err == CAIRN_ERR_NOSPC)
+            err = roll_over(fs);
         if (err)
             return err;
     }

@@ -296,6 +296,7 @@ CN_NOINLINE static uint32_t pick_free(const cairn *fs, int worn)
  * and the next one tried: nothing lived there, so nothing is lost. */
 int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out)
 {
+    *seg_out = CN_NONE;
     for (;;) {
         uint32_t best;
         int err;
@@ -305,8 +306,17 @@ int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out)
          * the journal: torture nor-w25q128-b16 seed 7 (--cuts 107), a
          * recovery's GC wrote a checkpoint at 2 free segments, took one
          * more for its moves and was cut; every mount after found 1 free
-         * after the replay, 0 after restarting the journal: NOSPC for good */
-        if (fs->recovering != CN_RECOVERY_OPEN && cn_free_segs(fs) <= floor)
+         * after the replay, 0 after restarting the journal: NOSPC for good.
+         * GC's cold head (`worn`: apart from the metadata head, on volumes
+         * of 64 segments or more) leaves the last one to the metadata head,
+         * where the victim's nodes and that checkpoint's flush go: a segment
+         * whose erase failed had taken one, the victim's moves the last, and
+         * every mount after found dead segments waiting for a checkpoint
+         * whose three dirty nodes had nowhere to go: NOSPC for good (torture
+         * --overwrite 60, nor-w25q128-b4 seed 72001). Where cold data shares
+         * the metadata head, a squeeze into the last segment takes both. */
+        uint32_t least = fs->recovering != CN_RECOVERY_OPEN ? floor : worn ? 1u : 0u;
+        if (cn_free_segs(fs) <= least)
             return CAIRN_ERR_NOSPC;
         best = pick_free(fs, worn);
         if (best == CN_NONE)
