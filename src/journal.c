@@ -223,7 +223,11 @@ CN_NOINLINE static int move_log(cairn *fs)
  * must leave the recovery its two segments (DESIGN.md "Space"). */
 static int roll_over(cairn *fs)
 {
-    if (fs->recovering || cn_dead_segs(fs) + (fs->segs[fs->log.seg].live == 0 ? 1u : 0u) == 0)
+    const struct cn_seg *g = &fs->segs[fs->log.seg];
+    /* the old segment dies as cn_dead_segs counts a segment: nothing live,
+     * not failing (retired, not freed), not an anchor's replacement */
+    uint32_t dies = g->live == 0 && !(g->flags & (CN_SF_FAILING | CN_SF_EVICT)) ? 1u : 0u;
+    if (fs->recovering || cn_dead_segs(fs) + dies == 0)
         return CAIRN_ERR_NOSPC;
     return move_log(fs);
 }
