@@ -2327,8 +2327,8 @@ static const struct regress_run {
                            "\"20%\" with two thirds promised)", 1, 0, 30, 20, 40},
     {"smallest", 61007, 1610, "the view tells rings from plain files (an empty plain file "
                               "matched a ring just created)", 0, 0, 30, 20, 30},
-    {"nor-w25q128-b4", 72001, 30, "a recovery's GC leaves the last segment to its checkpoint's "
-                                  "flush (a failed erase took one: mount NOSPC for good)",
+    {"nor-w25q128-b4", 72001, 30, "a recovery's cold head leaves the last segment to the "
+                                  "metadata head (a failed erase took one: mount NOSPC for good)",
      1, 0, 60, 0, 0},
 };
 
