@@ -242,6 +242,9 @@ int cairn_fallocate(cairn *fs, int fd, int32_t length);
  * like any write; cairn_fallocate(fs, fd, capacity) on the open ring holds
  * its room, and its appends then go on however full the volume gets. */
 int cairn_ring_create(cairn *fs, const char *path, int32_t capacity);
+/* The capacity in bytes of the ring open as fd (what cairn_ring_create was
+ * given), 0 when fd is a plain file, CAIRN_ERR_BADF for a bad handle. */
+int32_t cairn_ring_capacity(cairn *fs, int fd);
 
 /* Sector interface: a fixed-size array of logical sectors stored in a file of
  * the volume (created on first open), for a FAT or other sector-based layer on

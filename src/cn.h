@@ -656,6 +656,10 @@ int cn_inode_sub(cairn *fs, uint32_t id, uint32_t *sub);
  * code compiled out the stubs keep their branches dead. */
 #ifndef CAIRN_NO_RING
 static inline int cn_is_ring(const struct cn_file *f) { return f->ring_pages != 0; }
+static inline uint32_t cn_ring_bytes(const cairn *fs, const struct cn_file *f)
+{
+    return f->ring_pages * fs->page_size;
+}
 /* The window's head moved since the journal last recorded it. */
 static inline int cn_ring_moved(const struct cn_file *f)
 {
@@ -683,6 +687,11 @@ int cn_record_ring(cairn *fs, const uint8_t *p);
 int cn_file_map(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t *phys, uint32_t *run);
 #else
 static inline int cn_is_ring(const struct cn_file *f) { (void)f; return 0; }
+static inline uint32_t cn_ring_bytes(const cairn *fs, const struct cn_file *f)
+{
+    (void)fs; (void)f;
+    return 0;
+}
 static inline int cn_ring_moved(const struct cn_file *f) { (void)f; return 0; }
 static inline int cn_ring_load(cairn *fs, struct cn_file *f) { (void)fs; (void)f; return 0; }
 static inline int32_t cn_ring_read(cairn *fs, struct cn_handle *h, struct cn_file *f,

@@ -685,6 +685,13 @@ int32_t cairn_size(cairn *fs, int fd)
     return f ? f->size : CAIRN_ERR_BADF;
 }
 
+int32_t cairn_ring_capacity(cairn *fs, int fd)
+{
+    struct cn_handle *h;
+    struct cn_file *f = file_of(fs, fd, 2, &h);
+    return f ? (int32_t)cn_ring_bytes(fs, f) : CAIRN_ERR_BADF;
+}
+
 static int record_size(cairn *fs, struct cn_file *f)
 {
     uint8_t p[8];

@@ -162,6 +162,7 @@ int cairn_mkdir(cairn *fs, const char *path);
 int32_t cairn_gc(cairn *fs, uint32_t budget);
 int cairn_fallocate(cairn *fs, int fd, int32_t length);
 int cairn_ring_create(cairn *fs, const char *path, int32_t capacity);
+int32_t cairn_ring_capacity(cairn *fs, int fd);
 struct cairn_bd {
     cairn *fs;
     int fd;

@@ -580,6 +580,12 @@ class File(_ClosedByWith):
         ctx, fd = self._h("size")
         return check(lib.cairn_size(ctx, fd), "size", self.name)
 
+    def ring_capacity(self) -> int:
+        """cairn_ring_capacity: the ring's capacity in bytes, 0 for a plain file."""
+        _need("cairn_ring_capacity")
+        ctx, fd = self._h("ring_capacity")
+        return check(lib.cairn_ring_capacity(ctx, fd), "ring_capacity", self.name)
+
     def truncate(self, size: int | None = None) -> int:
         """cairn_truncate to size (default: the position); the position stays.
         Returns the new size."""

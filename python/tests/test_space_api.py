@@ -83,8 +83,12 @@ def test_ring_wraps(fs):
     fs.ring_create("/ring", cap)
     data = pattern(cap * 3 + 100, 7)
     with fs.open("/ring", "a") as f:
+        assert f.ring_capacity() == cap
         for i in range(0, len(data), 100):
             f.write(data[i:i + 100])
+    fs.write_file("/plain", b"abc")
+    with fs.open("/plain") as f:
+        assert f.ring_capacity() == 0
     got = fs.read_file("/ring")
     assert len(got) <= cap
     assert got == data[len(data) - len(got):]

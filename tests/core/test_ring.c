@@ -178,6 +178,13 @@ static void test_semantics(int medium)
     fd = cairn_open(t.fs, "/d/r", CAIRN_O_RDWR);
     fr = cairn_open(t.fs, "/d/r", CAIRN_O_RDONLY);
     CHECK(fd >= 0 && fr >= 0, "[%s] open: %d %d", label, fd, fr);
+    CHECK_EQ(cairn_ring_capacity(t.fs, fr), cap, "[%s] its capacity", label);
+    {
+        int fp = cairn_open(t.fs, "/plain", CAIRN_O_RDONLY);
+        CHECK_EQ(cairn_ring_capacity(t.fs, fp), 0, "[%s] a plain file's capacity", label);
+        CHECK_EQ(cairn_close(t.fs, fp), 0, "[%s] close", label);
+        CHECK_EQ(cairn_ring_capacity(t.fs, fp), CAIRN_ERR_BADF, "[%s] closed handle", label);
+    }
     d = pat(3 * cap, 1);
     CHECK_EQ(cairn_write(t.fs, fd, d, cap + ps / 2), cap + ps / 2, "[%s] write", label);
     rm_append(&m, d, (uint32_t)(cap + ps / 2));

@@ -475,19 +475,23 @@ static int walk_fn(void *arg, const char *path, const struct cairn_info *info)
     return 0;
 }
 
-/* 1 if the file at path (of size bytes) is a ring: a ring refuses a seek
- * past its end (it has no holes), a plain file takes it. Negative: an error. */
-static int is_ring_file(struct run *r, const char *path, int32_t size)
+/* The capacity of the file at path (of size bytes) if it is a ring, 0 if
+ * it is plain; negative: an error. A ring also refuses a seek past its end
+ * (it has no holes), a plain file takes it: both are checked. */
+static int32_t ring_capacity_of(struct run *r, const char *path, int32_t size)
 {
     int fd = cairn_open(r->fs, path, CAIRN_O_RDONLY), rc;
-    int32_t at;
+    int32_t at, cap;
     if (fd < 0)
         return fd;
+    cap = cairn_ring_capacity(r->fs, fd);
     at = cairn_seek(r->fs, fd, size + 1, CAIRN_SEEK_SET);
     rc = cairn_close(r->fs, fd);
     if (rc)
         return rc;
-    return at == CAIRN_ERR_INVAL ? 1 : at == size + 1 ? 0 : (at < 0 ? at : CAIRN_ERR_CORRUPT);
+    if (cap < 0)
+        return cap;
+    return (cap > 0 ? at == CAIRN_ERR_INVAL : at == size + 1) ? cap : CAIRN_ERR_CORRUPT;
 }
 
 /* Reads the whole tree and every file. 0, or an error (described). */
@@ -517,13 +521,13 @@ static int gather(struct run *r, struct to_view *v, char *why, size_t len)
                      (long)v->e[i].size, (long)n);
             return CAIRN_ERR_CORRUPT;
         }
-        rc = is_ring_file(r, v->e[i].path, n);
-        if (rc < 0) {
+        v->e[i].ring_cap = ring_capacity_of(r, v->e[i].path, n);
+        if (v->e[i].ring_cap < 0) {
+            rc = (int)v->e[i].ring_cap;
             snprintf(why, len, "telling whether %s is a ring: %d %s", v->e[i].path, rc,
                      t_errname(rc));
             return rc;
         }
-        v->e[i].ring = (uint8_t)rc;
     }
     return 0;
 }
@@ -2330,6 +2334,8 @@ static const struct regress_run {
     {"nor-w25q128-b4", 72001, 30, "a recovery's cold head leaves the last segment to the "
                                   "metadata head (a failed erase took one: mount NOSPC for good)",
      1, 0, 60, 0, 0},
+    {"smallest", 79009, 1673, "the view tells rings of other capacities apart (an empty ring "
+                              "matched the state of one created after it)", 0, 0, 30, 20, 30},
 };
 
 /* Every entry, or (part P of N: --regress P/N) entries P, P+N, ... */

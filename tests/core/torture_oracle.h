@@ -78,7 +78,7 @@ struct to_seen {
     uint8_t type;
     int32_t size;
     uint8_t *data; /* files (owned) */
-    uint8_t ring;  /* a ring file (it refuses a seek past its end) */
+    int32_t ring_cap; /* a ring file: its capacity (cairn_ring_capacity); 0: plain */
 };
 
 struct to_view {
