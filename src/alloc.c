@@ -53,6 +53,47 @@ static void close_head(cairn *fs, unsigned h)
     hd->seg = CN_NONE;
 }
 
+/* A clean mount's heads go on where its checkpoint says. Before the session
+ * programs anything, each head's next page must read blank: if not,
+ * something was written after that checkpoint that no newer valid one
+ * accounts for (newer slots lost or erased by hand, an image rolled back),
+ * and the session then continues as a recovery would (invariant I4): every
+ * head in a fresh segment, and no erase trusted that the table claims (one
+ * such session may have been cut in the middle of it). The journal's next
+ * bytes are read at mount, since what follows them is replayed. This was
+ * the mount's until session 23: those reads were what a clean mount of a
+ * volume in use read beyond an empty one (mount-scale, 1 GiB NAND), and a
+ * session that only reads needs none of them.
+ * A head at the start of an erase block past the first has nothing to
+ * check: that block is erased before its first program (device.c
+ * erase_ahead), and what is there now (another session's data, or never
+ * erased) no state refers to; the first block was erased when the segment
+ * was handed out (seg.c cn_seg_mark_erased), so it is read blank. */
+int cn_heads_check(cairn *fs)
+{
+    uint32_t h, s, ppb = fs->dev->geo.pages_per_block;
+    int blank = 1, err = 0;
+    if (!fs->heads_unchecked)
+        return 0;
+    for (h = 0; h < CN_HEADS && !err && blank; h++) {
+        const struct cn_head *hd = &fs->head[h];
+        if (hd->seg != CN_NONE && hd->page < fs->seg_pages && (hd->page == 0 || hd->page % ppb != 0))
+            err = cn_dev_blank(fs, hd->seg * fs->seg_pages + hd->page, 0, fs->scratch2,
+                               fs->page_size, &blank);
+    }
+    if (err)
+        return err;
+    fs->heads_unchecked = 0;
+    if (blank)
+        return 0;
+    for (h = 0; h < CN_HEADS; h++)
+        close_head(fs, h);
+    for (s = fs->seg_base; s < fs->seg_count; s++)
+        if (fs->segs[s].state == CN_SEG_ERASED)
+            fs->segs[s].state = CN_SEG_FREE;
+    return 0;
+}
+
 /* Heads whose segment has no page left close it, so that GC may take it as
  * a victim before a writer needs a new segment. A head's segment stayed
  * open, out of GC's reach, until its writer came back for a page: a tail
@@ -108,13 +149,20 @@ int cn_head_pages(cairn *fs, unsigned h, uint32_t want, int exact, uint32_t *pag
     struct cn_head *hd;
     uint32_t n;
     unsigned kind;
+    int err;
     *page_out = 0; /* callers look at the segment of the page even on failure */
     *got = 0;
+    /* done at the session's first change (journal.c cn_session_begin), before
+     * any room is counted; here for the flushes that come without one (an
+     * unmount's or cairn_check's of nodes a session that wrote nothing has) */
+    err = cn_heads_check(fs);
+    if (err)
+        return err;
     kind = h;
     h = resolve(fs, h);
     hd = &fs->head[h];
     if (need_segment(fs, h, want, exact)) {
-        int err = open_segment(fs, h, kind);
+        err = open_segment(fs, h, kind);
         if (err)
             return err;
     }

@@ -398,6 +398,9 @@ struct cairn {
      * unwritten (fs.c); the tree in the cache is the empty one, with the
      * root directory, and the session's first change writes it. */
     uint8_t unwritten;
+    /* Clean mount: the heads' next pages are read blank at the session's
+     * first change, not at mount (alloc.c cn_heads_check). */
+    uint8_t heads_unchecked;
 };
 
 /* device.c */
@@ -512,6 +515,7 @@ void cn_pay_reserved(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t got)
 int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t fpage,
                   uint32_t want, uint32_t *page_out, uint32_t *got);
 int cn_meta_room(cairn *fs, uint32_t extra);
+int cn_heads_check(cairn *fs);
 int cn_gc_fits(cairn *fs, uint32_t live, int at_once);
 int cn_gc_squeeze_fits(cairn *fs, uint32_t live);
 uint64_t cn_free_promise(const cairn *fs);

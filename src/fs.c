@@ -482,29 +482,19 @@ static int state_sane(cairn *fs)
     return 0;
 }
 
-/* A clean checkpoint says where the journal and each head go on. Are those
- * bytes erased? If not, something was written after this checkpoint that no
- * newer valid checkpoint accounts for (newer slots lost or erased): replay
- * the journal instead and continue in fresh segments (invariant I4). */
+/* A clean checkpoint says where the journal goes on. Are those bytes erased?
+ * If not, something was written after this checkpoint that no newer valid
+ * checkpoint accounts for (newer slots lost or erased): replay the journal
+ * instead and continue in fresh segments (invariant I4). The heads' next
+ * pages are read at the session's first change (alloc.c cn_heads_check). */
 static int clean_ends_blank(cairn *fs, int *blank)
 {
-    uint32_t ps = fs->page_size, h;
-    int err = 0;
+    uint32_t ps = fs->page_size;
     *blank = 1;
-    if (fs->log.seg != CN_NONE && fs->log.off < fs->seg_pages * ps)
-        err = cn_dev_blank(fs, fs->log.seg * fs->seg_pages + fs->log.off / ps, fs->log.off % ps,
-                           fs->scratch2, ps - fs->log.off % ps, blank);
-    /* a head at the start of an erase block past the first has nothing to
-     * check: that block is erased before its first program (device.c
-     * erase_ahead), and what is there now (another session's data, or never
-     * erased) no state refers to; the first block was erased when the segment
-     * was handed out (seg.c cn_seg_mark_erased), so it is read blank */
-    for (h = 0; h < CN_HEADS && !err && *blank; h++)
-        if (fs->head[h].seg != CN_NONE && fs->head[h].page < fs->seg_pages &&
-            (fs->head[h].page == 0 || fs->head[h].page % fs->dev->geo.pages_per_block != 0))
-            err = cn_dev_blank(fs, fs->head[h].seg * fs->seg_pages + fs->head[h].page, 0,
-                               fs->scratch2, ps, blank);
-    return err;
+    if (fs->log.seg == CN_NONE || fs->log.off >= fs->seg_pages * ps)
+        return 0;
+    return cn_dev_blank(fs, fs->log.seg * fs->seg_pages + fs->log.off / ps, fs->log.off % ps,
+                        fs->scratch2, ps - fs->log.off % ps, blank);
 }
 
 /* A recovery may take the last free segments: what it writes counts only
@@ -612,6 +602,7 @@ int cairn_mount(cairn *fs, const struct cairn_config *cfg)
         fs->log.flushed = fs->log.off;
         if (clean) {
             fs->session_pending = !fs->read_only;
+            fs->heads_unchecked = !fs->read_only;
             cn_ckpt_first_of_session(fs, 0);
         } else {
             err = recover(fs);

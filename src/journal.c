@@ -183,7 +183,9 @@ int cn_log_restart(cairn *fs, uint32_t floor)
  * breaks the mount (a remount starts over). */
 int cn_session_begin(cairn *fs)
 {
-    int err;
+    int err = cn_heads_check(fs);
+    if (err)
+        return err;
     if (!fs->session_pending || !fs->unwritten)
         return cn_begin_write(fs);
     fs->session_pending = 0;

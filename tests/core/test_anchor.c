@@ -779,6 +779,118 @@ static void rolled_back_image(const struct geo_case *g, uint64_t seed)
     t_fs_free(&t);
 }
 
+/* Bytes past a clean checkpoint at the heads' next pages, the journal's next
+ * bytes blank (a lost session's pages where its journal went on in another
+ * segment). Since session 23 a clean mount reads only the journal's next
+ * bytes and the heads' next pages are read at the session's first change
+ * (alloc.c cn_heads_check): the mount stays clean and programs nothing, a
+ * session that only reads leaves them alone, and the first change must not
+ * program over them (I4): the test fails with the check left out. */
+static void heads_written_past(const struct geo_case *g, uint64_t seed)
+{
+    struct tfs t;
+    char label[96];
+    uint32_t h, ppb, poked = 0, pages[CN_HEADS];
+    uint8_t junk[4096], spare[256];
+    struct csim_counters c0, c1;
+    snprintf(label, sizeof label, "heads written past %s", g->label);
+    t_fs_init(&t, geo_sim(g, seed), 1);
+    t_fs_format_mount(&t);
+    CHECK_EQ(t_write_file(t.fs, "/a", payload, 3000), 0, "%s: write a", label);
+    CHECK_EQ(t_write_file(t.fs, "/b", payload + 5, 5900), 0, "%s: write b", label);
+    CHECK_EQ(t_fs_remount(&t, label), 0, "%s: remount", label);
+    ppb = t.fs->dev->geo.pages_per_block;
+    for (h = 0; h < CN_HEADS; h++) {
+        const struct cn_head *hd = &t.fs->head[h];
+        if (hd->seg != CN_NONE && hd->page < t.fs->seg_pages && (hd->page == 0 || hd->page % ppb))
+            pages[poked++] = hd->seg * t.fs->seg_pages + hd->page;
+    }
+    CHECK_EQ(t_fs_unmount(&t), 0, "%s: unmount", label);
+    t_pattern(junk, sizeof junk, seed);
+    memset(spare, 0xFF, sizeof spare);
+    for (h = 0; h < poked; h++)
+        csim_poke(t.sim, pages[h], junk, spare);
+    csim_counters(t.sim, &c0);
+    CHECK_EQ(t_fs_mount(&t), 0, "%s: mount", label);
+    t_check_file(t.fs, "/a", payload, 3000, label);
+    csim_counters(t.sim, &c1);
+    CHECK(c1.prog_calls == c0.prog_calls && c1.erases == c0.erases,
+          "%s: the clean mount and a read program nothing (%llu programs, %llu erases)", label,
+          (unsigned long long)(c1.prog_calls - c0.prog_calls),
+          (unsigned long long)(c1.erases - c0.erases));
+    CHECK_EQ(t_write_file(t.fs, "/c", payload + 9, 5000), 0, "%s: write c", label);
+    CHECK_EQ(t_write_file(t.fs, "/a", payload + 1, 3000), 0, "%s: rewrite a", label);
+    CHECK_EQ(t_fs_remount(&t, label), 0, "%s: remount after writes", label);
+    t_check_file(t.fs, "/a", payload + 1, 3000, label);
+    t_check_file(t.fs, "/b", payload + 5, 5900, label);
+    t_check_file(t.fs, "/c", payload + 9, 5000, label);
+    CHECK(poked > 0, "%s: a head to write past", label);
+    CHECK(t_fs_no_violations(&t, label) == 0, "%s: no program over written pages", label);
+    printf("  %s: %u head pages written past the checkpoint; mount read %llu pages, "
+           "programmed nothing; writes went elsewhere\n",
+           label, poked, (unsigned long long)(c1.read_calls - c0.read_calls));
+    t.allow_violations = 1;
+    t_fs_free(&t);
+}
+
+/* The mount searches first the anchor whose written slots end in the newer
+ * header (session 23: the other anchor is then searched only for slots
+ * whose header is newer than what the first one holds). A torn slot with a
+ * plausible header and a far newer seq past the end of the older anchor
+ * misleads that guess: the mount must still find the newest valid
+ * checkpoint, in the other anchor, and load its state. */
+static void misleading_header(const struct geo_case *g, uint64_t seed)
+{
+    struct tfs t;
+    char label[96];
+    uint32_t w, l, s, slots, per_slot, seg_pages, best_seq = 0, end = 0, ps;
+    uint8_t page[4096], spare[256], newest[4096];
+    snprintf(label, sizeof label, "misleading header %s", g->label);
+    t_fs_init(&t, geo_sim(g, seed), 1);
+    t_fs_format_mount(&t);
+    for (s = 0; s < 6; s++) {
+        CHECK_EQ(t_write_file(t.fs, "/a", payload + s, 3000), 0, "%s: write a", label);
+        CHECK_EQ(t_fs_remount(&t, label), 0, "%s: remount", label);
+    }
+    w = t.fs->ckpt_anchor;
+    l = w ^ 1u;
+    per_slot = t.fs->ckpt_pages * t.fs->ckpt_copies;
+    seg_pages = t.fs->seg_pages;
+    slots = seg_pages / per_slot;
+    ps = t.fs->page_size;
+    /* the newest header in the winner, and the end of the loser's slots */
+    for (s = 0; s < slots; s++) {
+        csim_peek(t.sim, t.fs->anchor[w] * seg_pages + s * per_slot, page, NULL);
+        if (memcmp(page, "\xff\xff\xff\xff", 4) != 0 && cn_get32(page + 8) >= best_seq) {
+            best_seq = cn_get32(page + 8);
+            memcpy(newest, page, ps);
+        }
+        csim_peek(t.sim, t.fs->anchor[l] * seg_pages + s * per_slot, page, NULL);
+        if (memcmp(page, "\xff\xff\xff\xff", 4) != 0)
+            end = s + 1;
+    }
+    CHECK_EQ(t_fs_unmount(&t), 0, "%s: unmount", label); /* changed nothing: writes nothing */
+    if (end < slots) {
+        cn_put32(newest + 8, best_seq + 1000u); /* its CRC no longer holds */
+        memset(spare, 0xFF, sizeof spare);
+        csim_poke(t.sim, t.fs->anchor[l] * seg_pages + end * per_slot, newest, spare);
+    }
+    CHECK_EQ(t_fs_mount(&t), 0, "%s: mount", label);
+    if (t.mounted) {
+        CHECK(t.fs->ckpt_anchor == w, "%s: the newest checkpoint's anchor (%u, not %u)", label,
+              t.fs->ckpt_anchor, w);
+        t_check_file(t.fs, "/a", payload + 5, 3000, label);
+        CHECK_EQ(t_write_file(t.fs, "/b", payload, 2000), 0, "%s: write b", label);
+        CHECK_EQ(t_fs_remount(&t, label), 0, "%s: remount after", label);
+        t_check_file(t.fs, "/a", payload + 5, 3000, label);
+        t_check_file(t.fs, "/b", payload, 2000, label);
+    }
+    printf("  %s: a torn header seq %u at slot %u of the older anchor, past its written slots; "
+           "mounted from the newer anchor\n", label, best_seq + 1000u, end);
+    t.allow_violations = 1;
+    t_fs_free(&t);
+}
+
 /* NAND: the slots after the newest hold bytes in their second copy only
  * (the first reads blank). The next checkpoints must not be programmed over
  * them (issue 9 item 10: the search looked at the first copy alone). */
@@ -948,6 +1060,8 @@ int main(int argc, char **argv)
         cut_in_recovery(&geos[i], seed + i);
         session_mark(&geos[i], seed + i);
         rolled_back_image(&geos[i], seed + i);
+        heads_written_past(&geos[i], seed + i);
+        misleading_header(&geos[i], seed + i);
         reformat(&geos[i], seed + i);
     }
     second_copy_written(seed);

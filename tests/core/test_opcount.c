@@ -161,10 +161,13 @@ static void test_mount_reads(void)
     /* the checkpoint search reads one header per slot it looks at (the
      * second copy only when the first is unreadable): 38 / 35 / 34 and
      * 60 / 59; reading both copies of blank slots it took 56 / 45 / 40 and
-     * 78 / 73 */
-    CHECK(m10 <= 44 && m1k <= 44 && m10k <= 44 && u10 <= 66 && u10k <= 66,
-          "mount reads within bounds: clean %llu / %llu / %llu (at most 44), after a cut "
-          "%llu / %llu (at most 66)", (unsigned long long)m10, (unsigned long long)m1k,
+     * 78 / 73. Session 23: 27 / 23 / 22 and 52 / 51, the newest checkpoint
+     * read once (not verified in both anchors and read again), the blank slot
+     * the search ended on not read whole, the heads' next pages read at the
+     * first write (docs/DESIGN.md "Mount") */
+    CHECK(m10 <= 30 && m1k <= 30 && m10k <= 30 && u10 <= 56 && u10k <= 56,
+          "mount reads within bounds: clean %llu / %llu / %llu (at most 30), after a cut "
+          "%llu / %llu (at most 56)", (unsigned long long)m10, (unsigned long long)m1k,
           (unsigned long long)m10k, (unsigned long long)u10, (unsigned long long)u10k);
     printf("  FIGURE mount reads: clean %llu / %llu / %llu at 10 / 1,000 / 10,000 files; "
            "after a cut %llu / %llu at 10 / 10,000 files\n",
