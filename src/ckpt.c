@@ -1009,15 +1009,16 @@ static int written_end(cairn *fs, uint32_t anchor, uint32_t *end_out, uint32_t *
 }
 
 /* The header of slot s's first copy: *seq when it is one this code reads,
- * *state 0 for blank, 1 for a header, 2 for anything else or unreadable. */
+ * *state 0 for blank, 1 for a header, 2 for anything else, 3 unreadable. */
 static int slot_header(cairn *fs, uint32_t anchor, uint32_t s, int *state, uint32_t *seq)
 {
     uint8_t h[CN_CK_O_LENGTH];
     uint32_t i;
     int err = cn_dev_read(fs, slot_page(fs, anchor, s), 0, h, sizeof h);
-    *state = 2;
+    *state = 3;
     if (err)
         return err == CAIRN_ERR_IO ? 0 : err;
+    *state = 2;
     for (i = 0; i < sizeof h && h[i] == 0xFF; i++)
         ;
     if (i == sizeof h)
@@ -1060,16 +1061,24 @@ static int may_hold_newer(cairn *fs, uint32_t anchor, uint32_t end, uint32_t tha
 }
 
 /* Can slot s hold a checkpoint newer than seq `than`? Not when its first
- * copy's header reads as a checkpoint header of that seq or older: the
- * copies of a slot hold the same checkpoint, and one whose header is torn,
- * unreadable or not a header at all is read whole as before. */
+ * copy's header reads as a checkpoint header of that seq or older (the
+ * copies of a slot hold the same checkpoint), nor when it reads blank (the
+ * copies are programmed in order). One that reads as no header at all can
+ * only be valid in its second copy (NAND); an unreadable one is read whole
+ * as before. On aged NOR, the other anchor's old bytes cost one small read
+ * a slot this way, where each was read as a checkpoint's first page. */
 static int slot_may_be_newer(cairn *fs, uint32_t anchor, uint32_t s, uint32_t than, int *maybe)
 {
     uint32_t seq = 0;
     int state;
     int err = slot_header(fs, anchor, s, &state, &seq);
-    *maybe = err != 0 || state != 1 || !seq_not_newer(seq, than);
-    return err;
+    if (err)
+        return err;
+    if (state == 1)
+        *maybe = !seq_not_newer(seq, than);
+    else
+        *maybe = state == 3 || (state == 2 && fs->ckpt_copies > 1u);
+    return 0;
 }
 
 /* Last slot of an anchor before `end` holding a valid checkpoint (newer than
