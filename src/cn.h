@@ -394,6 +394,8 @@ struct cairn {
      * run"). 0: none. */
     uint8_t ckpt_partial;
     uint8_t ckpt_extended; /* blocks of a partial run the next checkpoint's slot took */
+    uint8_t ckpt_call_steps; /* anchor blocks write calls erased since the last checkpoint
+                              * in a partial run's quiet quarter (ckpt.c) */
     /* The volume was never written: format left the tree and the journal
      * unwritten (fs.c); the tree in the cache is the empty one, with the
      * root directory, and the session's first change writes it. */
@@ -548,7 +550,7 @@ int cn_ckpt_format(cairn *fs);
 int cn_begin_write(cairn *fs); /* the session's first change: mark it unclean */
 void cn_ckpt_first_of_session(cairn *fs, int recovery);
 int cn_ckpt_adopt_anchors(cairn *fs);
-int cn_ckpt_erase_step(cairn *fs);
+int cn_ckpt_erase_step(cairn *fs, int idle);
 
 /* invariant.c: the state check (CAIRN_STATE_CHECKS builds; else nothing) */
 void cn_state_check(const cairn *fs);

@@ -498,6 +498,6 @@ int32_t cairn_gc(cairn *fs, uint32_t budget)
      * call's length bounded) */
     if (budget == 0)
         return 0;
-    err = cn_ckpt_erase_step(fs);
+    err = cn_ckpt_erase_step(fs, 1);
     return err ? err : cn_seg_pre_erase(fs);
 }

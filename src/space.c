@@ -168,7 +168,7 @@ void cn_write_call_ends(cairn *fs)
     if (fs->read_only || fs->broken || fs->in_gc || fs->recovering || fs->call_first ||
         fs->call_erases > 0)
         return;
-    if (cn_ckpt_erase_step(fs) == 0 && fs->call_pages <= CN_LIGHT_PAGES)
+    if (cn_ckpt_erase_step(fs, 0) == 0 && fs->call_pages <= CN_LIGHT_PAGES)
         (void)cn_seg_erase_soon(fs);
 }
 
