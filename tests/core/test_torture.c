@@ -2341,6 +2341,8 @@ static const struct regress_run {
     {"nor-w25q128-b4", 241009, 4, "a partial run's recovery switches at the switch slot: a "
                                   "failing anchor 1 found at the run's end left no slot for "
                                   "its replacement (mount IO for good)", 1, 0, 0, 0, 0, 40, 0x1Eu},
+    {"nand-4k", 245031, 4, "a write past the end collects when the flush of its old tail page "
+                           "meets the reserve (NOSPC at 30%)", 1, 0, 0, 0, 0, 40, 0x1Eu},
 };
 
 /* Every entry, or (part P of N: --regress P/N) entries P, P+N, ... */
