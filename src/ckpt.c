@@ -7,6 +7,9 @@
  * two copies of the checkpoint, so one unreadable page does not lose the
  * volume. Layout: docs/FORMAT.md "Checkpoint" (offsets in format.h). */
 #include "cn.h"
+#ifdef CN_PROBE
+#include <stdio.h>
+#endif
 
 #define CK_CLEAN CN_CK_F_CLEAN
 /* The other anchor was erased after the switch to this one (pre_erase) and
@@ -843,7 +846,13 @@ static int write_checkpoint(cairn *fs, int clean)
                 continue; /* the switch's erase failed: back to the other one */
             return err;
         }
+#ifdef CN_PROBE
+        fprintf(stderr, "CKW try=%u err=%d a=%u(seg %u) slot=%u seq=%u anchors=%u,%u cur=%u curslot=%u fail=%d,%d new=%u old=%u fresh=%u\n", tries, err, anchor, fs->anchor[anchor], slot, seq, fs->anchor[0], fs->anchor[1], fs->ckpt_anchor, fs->ckpt_slot, anchor_failing(fs,0), anchor_failing(fs,1), fs->anchor_new, fs->anchor_old, fs->ckpt_fresh);
+#endif
         err = program_slot(fs, anchor, slot, ck_flags(fs, anchor, clean), seq);
+#ifdef CN_PROBE
+        fprintf(stderr, "CKP err=%d\n", err);
+#endif
         if (!err)
             return ck_landed(fs, anchor, slot, seq, clean);
         if (!ck_missed(fs, anchor, slot, err))
@@ -1107,10 +1116,16 @@ static int seq_not_newer(uint32_t a, uint32_t b)
  * lands in an anchor only after the anchor was erased (or claimed erased by
  * a checkpoint), so a newer one means every written slot of the anchor came
  * after `than`: its lowest written slot (0, or 1: NAND passes over slot 0)
- * then carries a newer seq, valid or torn. A lowest slot whose header says
- * `than` or older (an earlier run, or an earlier volume's) means the anchor
- * was not erased since: nothing newer is there. Anything else (both blank,
- * unreadable, not a header) answers "maybe". */
+ * then carries a newer seq, valid or torn, or `than` itself: a checkpoint
+ * whose program failed in one anchor is written again into the other with
+ * the same seq, and the failed one may still read valid (torture nand-dhara
+ * seed 245197: anchor 0's slot 5 and anchor 1's slot 0 both seq 133, 134
+ * after it in anchor 1; skipping anchor 1 on "133, not newer" loaded 133 and
+ * lost the data that 134 had moved out of the replacement erased since). A
+ * lowest slot whose header says older than `than` (an earlier run, or an
+ * earlier volume's) means the anchor was not erased since: nothing newer is
+ * there. Anything else (both blank, unreadable, not a header) answers
+ * "maybe". */
 static int may_hold_newer(cairn *fs, uint32_t anchor, uint32_t end, uint32_t than, int *maybe)
 {
     uint32_t s, seq = 0;
@@ -1118,7 +1133,7 @@ static int may_hold_newer(cairn *fs, uint32_t anchor, uint32_t end, uint32_t tha
     *maybe = end > 0;
     for (s = 0; s < 2u && s < end && state == 0 && !err; s++)
         err = slot_header(fs, anchor, s, &state, &seq);
-    if (!err && state == 1 && seq_not_newer(seq, than))
+    if (!err && state == 1 && seq != than && seq_not_newer(seq, than))
         *maybe = 0;
     return err;
 }
@@ -1279,6 +1294,9 @@ int cn_ckpt_load(cairn *fs)
     if (err)
         return err;
     fs->ckpt_anchor = best;
+#ifdef CN_PROBE
+    fprintf(stderr, "LOAD best=%u (seg %u) slot=%u seq=%u anchors=%u,%u\n", best, fs->anchor[best], slot[best], seq[best], fs->anchor[0], fs->anchor[1]);
+#endif
     /* The first blank slot may hold a torn write that reads blank: the next
      * checkpoint goes one further (ckpt_write adds one to ckpt_slot). */
     fs->ckpt_slot = blank[best];

@@ -2343,6 +2343,9 @@ static const struct regress_run {
                                   "its replacement (mount IO for good)", 1, 0, 0, 0, 0, 40, 0x1Eu},
     {"nand-4k", 245031, 4, "a write past the end collects when the flush of its old tail page "
                            "meets the reserve (NOSPC at 30%)", 1, 0, 0, 0, 0, 40, 0x1Eu},
+    {"nand-dhara", 245197, 32, "a checkpoint retried in the other anchor with the same seq: the "
+                               "mount walks that anchor (it loaded the failed copy and lost "
+                               "data the replacement held)", 1, 0, 0, 0, 0, 40, 0x1Eu},
 };
 
 /* Every entry, or (part P of N: --regress P/N) entries P, P+N, ... */
