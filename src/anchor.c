@@ -16,9 +16,6 @@
  * At every point the newest valid checkpoint is in G, which is never erased
  * while it holds it (invariant I3). */
 #include "cn.h"
-#ifdef CN_PROBE
-#include <stdio.h>
-#endif
 
 /* Are all erase blocks of segment s good, as the driver's marks say? */
 int cn_seg_good(cairn *fs, uint32_t s)
@@ -75,20 +72,13 @@ static void start_evicting(cairn *fs, uint32_t r)
  * whose cut left the previous checkpoint's root node in R, mount CORRUPT). */
 void cn_anchor_landed(cairn *fs)
 {
-#ifdef CN_PROBE
-    if (fs->anchor_evict != CN_NONE) fprintf(stderr, "LANDED evict=%u live=%u state=%u free=%d rec=%u\n", fs->anchor_evict, fs->segs[fs->anchor_evict].live, fs->segs[fs->anchor_evict].state, is_free(fs, fs->anchor_evict), fs->recovering);
-#endif
     fs->evict_durable_free = fs->anchor_evict != CN_NONE && is_free(fs, fs->anchor_evict);
 }
 
 /* Step 2: R is free; erase it and name it an anchor in the table. */
 static int take_replacement(cairn *fs, uint32_t f, uint32_t r)
 {
-    int err;
-#ifdef CN_PROBE
-    fprintf(stderr, "TAKE R=%u f=%u live=%u state=%u rec=%u durable=%u\n", r, f, fs->segs[r].live, fs->segs[r].state, fs->recovering, fs->evict_durable_free);
-#endif
-    err = cn_seg_erase_whole(fs, r);
+    int err = cn_seg_erase_whole(fs, r);
     if (err) {
         fs->anchor_evict = CN_NONE;
         if (!(fs->segs[r].flags & CN_SF_FAILING))
@@ -136,9 +126,6 @@ int cn_anchor_tend(cairn *fs)
  * anchor's last slots. */
 void cn_anchor_resume(cairn *fs)
 {
-#ifdef CN_PROBE
-    fprintf(stderr, "RESUME failing=%u new=%u\n", failing_anchor(fs), fs->anchor_new);
-#endif
     uint32_t r;
     if (failing_anchor(fs) == CN_NONE || fs->anchor_new != CN_NONE)
         return;

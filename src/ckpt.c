@@ -7,9 +7,6 @@
  * two copies of the checkpoint, so one unreadable page does not lose the
  * volume. Layout: docs/FORMAT.md "Checkpoint" (offsets in format.h). */
 #include "cn.h"
-#ifdef CN_PROBE
-#include <stdio.h>
-#endif
 
 #define CK_CLEAN CN_CK_F_CLEAN
 /* The other anchor was erased after the switch to this one (pre_erase) and
@@ -563,6 +560,7 @@ static int erase_step_if(cairn *fs, int who)
         (!other_erasing(fs, other) && partial_left(fs) == 0))
         return 0;
     if (who == CK_STEP_CALL && partial_quiet(fs)) {
+        CN_ASSERT(fs->call_erases == 0); /* cn_write_call_ends: the step below is taken */
         if (erase_due(fs, other) >= 2u + fs->ckpt_call_steps) {
             fs->ckpt_call_steps++; /* the share the next checkpoint cannot take */
         } else if (partial_next_left(fs) == 0) {
@@ -846,13 +844,7 @@ static int write_checkpoint(cairn *fs, int clean)
                 continue; /* the switch's erase failed: back to the other one */
             return err;
         }
-#ifdef CN_PROBE
-        fprintf(stderr, "CKW try=%u err=%d a=%u(seg %u) slot=%u seq=%u anchors=%u,%u cur=%u curslot=%u fail=%d,%d new=%u old=%u fresh=%u\n", tries, err, anchor, fs->anchor[anchor], slot, seq, fs->anchor[0], fs->anchor[1], fs->ckpt_anchor, fs->ckpt_slot, anchor_failing(fs,0), anchor_failing(fs,1), fs->anchor_new, fs->anchor_old, fs->ckpt_fresh);
-#endif
         err = program_slot(fs, anchor, slot, ck_flags(fs, anchor, clean), seq);
-#ifdef CN_PROBE
-        fprintf(stderr, "CKP err=%d\n", err);
-#endif
         if (!err)
             return ck_landed(fs, anchor, slot, seq, clean);
         if (!ck_missed(fs, anchor, slot, err))
@@ -1294,9 +1286,6 @@ int cn_ckpt_load(cairn *fs)
     if (err)
         return err;
     fs->ckpt_anchor = best;
-#ifdef CN_PROBE
-    fprintf(stderr, "LOAD best=%u (seg %u) slot=%u seq=%u anchors=%u,%u\n", best, fs->anchor[best], slot[best], seq[best], fs->anchor[0], fs->anchor[1]);
-#endif
     /* The first blank slot may hold a torn write that reads blank: the next
      * checkpoint goes one further (ckpt_write adds one to ckpt_slot). */
     fs->ckpt_slot = blank[best];

@@ -3,9 +3,6 @@
  * splits requests at erase-block boundaries, and maps driver results to
  * cairn errors. */
 #include "cn.h"
-#ifdef CN_PROBE
-#include <stdio.h>
-#endif
 
 static int map_result(int r)
 {
@@ -19,10 +16,6 @@ static int map_result(int r)
 static int note_result(cairn *fs, uint32_t page, int r)
 {
     uint32_t s = page / fs->seg_pages;
-#ifdef CN_PROBE
-    if (r == CAIRN_DEV_PROG_FAIL || r == CAIRN_DEV_ERASE_FAIL)
-        fprintf(stderr, "DEVFAIL r=%d page=%u seg=%u state=%u live=%u\n", r, page, s, fs->segs[s].state, fs->segs[s].live);
-#endif
     if (s < fs->seg_count && (r == CAIRN_DEV_PROG_FAIL || r == CAIRN_DEV_ERASE_FAIL))
         cn_seg_add_flags(&fs->segs[s], CN_SF_FAILING);
     return map_result(r);

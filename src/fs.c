@@ -1,8 +1,5 @@
 /* Format, mount, unmount, whole-volume calls, configuration and errors. */
 #include "cn.h"
-#ifdef CN_PROBE
-#include <stdio.h>
-#endif
 
 #ifndef CAIRN_NO_MALLOC
 #include <stdlib.h>
@@ -537,9 +534,6 @@ static int recover(cairn *fs)
         fs->head[h].seg = CN_NONE;
     }
     err = cn_log_scan(fs, replay_record, NULL, &end_seg, &end_off, &n);
-#ifdef CN_PROBE
-    fprintf(stderr, "RECOVER replayed n=%u err=%d end=%u/%u logseg=%u\n", n, err, end_seg, end_off, fs->log.seg);
-#endif
     if (err)
         return err == CAIRN_ERR_IO ? err : CAIRN_ERR_CORRUPT;
     fs->log.seq += n;

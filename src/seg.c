@@ -17,9 +17,6 @@
  * stores the age the class stands for. The anchors' erase counts, which
  * grow much faster than the others, are kept exact (fs->anchor_erases). */
 #include "cn.h"
-#ifdef CN_PROBE
-#include <stdio.h>
-#endif
 
 static int seg_is_free(const cairn *fs, uint32_t s)
 {
@@ -100,9 +97,6 @@ void cn_seg_set_anchors(cairn *fs, uint32_t a0, uint32_t a1)
 
 int cn_seg_erase_whole(cairn *fs, uint32_t seg)
 {
-#ifdef CN_PROBE
-    fprintf(stderr, "ERASEWHOLE seg=%u\n", seg);
-#endif
     if (seg < fs->seg_count && !fs->read_only)
         count_erase(fs, seg);
     return cn_dev_erase_seg(fs, seg);
