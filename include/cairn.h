@@ -228,8 +228,9 @@ int cairn_mkdir(cairn *fs, const char *path);
  * one, cairn_config.data_heads). The promise counts
  * the pages from the file's end at the first call (holes below it are not
  * covered); pages written again (overwrites, a partial last page at each
- * sync) are not charged to it, and one segment more is held back for the
- * tree and journal pages the writes need, until the file is closed. */
+ * sync) are not charged to it, and two segments more are held back for the
+ * tree and journal pages the writes need and the heads their collection
+ * opens, until the file is closed. */
 int32_t cairn_gc(cairn *fs, uint32_t budget);
 int cairn_fallocate(cairn *fs, int fd, int32_t length);
 

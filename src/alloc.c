@@ -376,8 +376,8 @@ uint64_t cn_free_promise(const cairn *fs)
     for (s = fs->seg_base; s < fs->seg_count; s++) {
         const struct cn_seg *g = &fs->segs[s];
         uint32_t gain = fs->seg_pages - g->live, cost = victim_cost(fs, g->live);
-        if (g->state == CN_SEG_BAD)
-            continue;
+        if (g->state == CN_SEG_BAD || (g->flags & CN_SF_EVICT))
+            continue; /* (emptied for an anchor, or kept free for one: anchor.c) */
         if (g->state == CN_SEG_FULL) {
             if (!gc_works || (g->flags & CN_SF_STUCK) || gain < fs->seg_pages / 4u + cost)
                 continue;

@@ -14,7 +14,17 @@
  *    {G, R}. A cut between 2 and 3 leaves {F, G} found and a table that
  *    names R: the mount finishes step 3 (cn_ckpt_adopt_anchors).
  * At every point the newest valid checkpoint is in G, which is never erased
- * while it holds it (invariant I3). */
+ * while it holds it (invariant I3).
+ *
+ * On NAND, R is kept free before any anchor fails (the standby, flagged
+ * EVICT from format on): a session's first checkpoint must go into a page no
+ * earlier attempt from the same newest checkpoint can have torn (NOP 1: a
+ * page cut before its first byte reads erased, yet may not be programmed
+ * again), which only an erase gives. That is the other anchor, erased first;
+ * when that erase fails, the standby is erased and takes the checkpoint
+ * (ckpt.c next_slot), where the healthy anchor's next slot was the same for
+ * every attempt and one cut there failed every later mount (torture nand-4k
+ * seed 244092). It costs one segment of capacity. */
 #include "cn.h"
 
 /* Are all erase blocks of segment s good, as the driver's marks say? */
@@ -28,6 +38,12 @@ int cn_seg_good(cairn *fs, uint32_t s)
         if (d->is_bad(d->ctx, s * bpl + i) != 0)
             return 0;
     return 1;
+}
+
+/* Does this volume keep R free while no anchor fails (NAND: above)? */
+static int keeps_standby(const cairn *fs)
+{
+    return fs->medium == CAIRN_MEDIUM_NAND && !fs->read_only;
 }
 
 /* Index (0, 1) of the failing anchor, or CN_NONE (none, or both). */
@@ -101,7 +117,7 @@ int cn_anchor_tend(cairn *fs)
 {
     uint32_t f = failing_anchor(fs), r;
     const struct cn_seg *g;
-    if (f == CN_NONE || fs->anchor_new != CN_NONE)
+    if ((f == CN_NONE && !keeps_standby(fs)) || fs->anchor_new != CN_NONE)
         return 0;
     r = replacement(fs);
     if (r == CN_NONE)
@@ -109,7 +125,7 @@ int cn_anchor_tend(cairn *fs)
     g = &fs->segs[r];
     if (!(g->flags & CN_SF_EVICT) || fs->anchor_evict != r)
         start_evicting(fs, r); /* (the flag is in the table: again after a mount) */
-    if (is_free(fs, r) && fs->evict_durable_free && fs->ckpt_anchor != f)
+    if (f != CN_NONE && is_free(fs, r) && fs->evict_durable_free && fs->ckpt_anchor != f)
         return take_replacement(fs, f, r);
     return 0;
 }
@@ -127,13 +143,16 @@ int cn_anchor_tend(cairn *fs)
 void cn_anchor_resume(cairn *fs)
 {
     uint32_t r;
-    if (failing_anchor(fs) == CN_NONE || fs->anchor_new != CN_NONE)
+    int failing = failing_anchor(fs) != CN_NONE, flagged;
+    if ((!failing && !keeps_standby(fs)) || fs->anchor_new != CN_NONE)
         return;
     r = replacement(fs);
     if (r != CN_NONE) {
+        /* a standby the checkpoint does not flag may have taken data since */
+        flagged = (fs->segs[r].flags & CN_SF_EVICT) != 0;
         start_evicting(fs, r);
         /* what a mount found is durable: the checkpoint and the journal */
-        fs->evict_durable_free = (uint8_t)is_free(fs, r);
+        fs->evict_durable_free = (uint8_t)(is_free(fs, r) && (failing || flagged));
     }
 }
 
@@ -143,9 +162,12 @@ int cn_anchor_pending(const cairn *fs)
     return failing_anchor(fs) != CN_NONE;
 }
 
-/* Does the replacement still hold data GC should move? (cn_settle) */
+/* Does the replacement of a failing anchor still hold data GC should move
+ * now? (cn_settle) A standby that holds data (a volume that had none, or the
+ * next one after a replacement) is emptied by GC as an ordinary victim. */
 int cn_anchor_evicting(const cairn *fs)
 {
-    return fs->anchor_evict != CN_NONE && fs->segs[fs->anchor_evict].state == CN_SEG_FULL &&
+    return fs->anchor_evict != CN_NONE && failing_anchor(fs) != CN_NONE &&
+           fs->segs[fs->anchor_evict].state == CN_SEG_FULL &&
            fs->segs[fs->anchor_evict].live > 0;
 }

@@ -282,6 +282,21 @@ static void into_replacement(cairn *fs, uint32_t failing)
     fs->ckpt_blank_from[failing] = 0; /* erased in this session (anchor.c) */
 }
 
+/* NAND, a session's first checkpoint, the other anchor's erase just failed
+ * and the replacement is erased (the standby, anchor.c): the checkpoint goes
+ * into the replacement's slot 0, the one target no earlier attempt from the
+ * same newest checkpoint can have torn. The current anchor's next slot was
+ * the same for every attempt; one cut before its first byte and every later
+ * mount's program there was refused (torture nand-4k seed 244092). */
+static int into_standby(cairn *fs, uint32_t failing, uint32_t *anchor_out, uint32_t *slot_out)
+{
+    fs->ckpt_fresh = 0;
+    into_replacement(fs, failing);
+    *anchor_out = failing;
+    *slot_out = 0;
+    return 0;
+}
+
 static int erase_step(cairn *fs, uint32_t anchor);
 
 /* NAND, an anchor of several erase blocks that the clean checkpoint says is
@@ -301,10 +316,13 @@ static int erase_step(cairn *fs, uint32_t anchor);
 static int mark_first_block(cairn *fs, uint32_t other, uint32_t *anchor_out,
                             uint32_t *slot_out)
 {
+    int err;
     *anchor_out = other; /* a failed erase flags it failing: the caller retries */
     *slot_out = 0;
-    fs->ckpt_fresh = 0;
-    return first_block_erased(fs, other);
+    err = first_block_erased(fs, other);
+    if (!err)
+        fs->ckpt_fresh = 0; /* (failed: the retry goes into the standby) */
+    return err;
 }
 
 /* Where the next checkpoint goes: the first blank slot after the newest one in
@@ -317,6 +335,9 @@ static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
     uint32_t cur = fs->ckpt_anchor, other = cur ^ 1u, limit, s;
     int err, blank, fresh = fs->ckpt_fresh && fs->ckpt_slot != CN_NONE &&
                             !anchor_failing(fs, other) && fs->anchor_new == CN_NONE;
+    if (fs->ckpt_fresh && fs->ckpt_slot != CN_NONE && anchor_failing(fs, other) &&
+        fs->anchor_new != CN_NONE && fs->anchor_old == CN_NONE)
+        return into_standby(fs, other, anchor_out, slot_out);
     if (fresh && fs->ckpt_fresh == CK_FRESH_FIRST_BLOCK &&
         fs->ckpt_blank_from[other] == CK_CLAIMED_ERASED)
         return mark_first_block(fs, other, anchor_out, slot_out);

@@ -512,7 +512,7 @@ struct cn_file;
 void cn_pay_reserved(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t got);
 /* A reservation holds a segment more than it promises, until the file closes:
  * the tree nodes and journal pages its writes need (alloc.c cn_pay_reserved). */
-#define CN_RESV_MARGIN(fs) ((fs)->seg_pages)
+#define CN_RESV_MARGIN(fs) (2u * (fs)->seg_pages)
 /* Pages for file pages fpage.. of f at its data head. */
 int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t fpage,
                   uint32_t want, uint32_t *page_out, uint32_t *got);

@@ -603,6 +603,7 @@ int cairn_mount(cairn *fs, const struct cairn_config *cfg)
         if (clean) {
             fs->session_pending = !fs->read_only;
             fs->heads_unchecked = !fs->read_only;
+            cn_anchor_resume(fs); /* a NAND standby, or a failing anchor's R */
             cn_ckpt_first_of_session(fs, 0);
         } else {
             err = recover(fs);
@@ -682,6 +683,8 @@ int cairn_fs_stat(cairn *fs, struct cairn_fsinfo *info)
             continue;
         }
         live += fs->segs[s].live;
+        if (fs->segs[s].flags & CN_SF_EVICT)
+            continue; /* kept for an anchor (anchor.c): not the user's */
         usable++;
         sum += cn_seg_erases(fs, s);
     }

@@ -34,11 +34,15 @@ static void set_wear(struct cn_seg *g, uint32_t d)
 }
 
 /* Segments whose wear levelling and allocation weigh: in service, not an
- * anchor (a replacement anchor included: it is erased as anchors are). */
+ * anchor (a replacement anchor included: it is erased as anchors are) nor
+ * kept for one (EVICT: a NAND standby is not erased until it becomes one,
+ * and at the least wear it would hold the base down while the rest
+ * saturate). */
 static int wears(const cairn *fs, uint32_t s)
 {
     unsigned st = fs->segs[s].state;
-    return s >= fs->seg_base && st != CN_SEG_BAD && st != CN_SEG_ANCHOR;
+    return s >= fs->seg_base && st != CN_SEG_BAD && st != CN_SEG_ANCHOR &&
+           !(fs->segs[s].flags & CN_SF_EVICT);
 }
 
 static int anchor_index(const cairn *fs, uint32_t s)

@@ -310,6 +310,67 @@ static void anchor_blocks(struct tfs *t, uint32_t first_block[2], uint32_t *bpl)
     first_block[1] = t->fs->anchor[1] * *bpl;
 }
 
+/* NAND: a brown-out loop of recovery mounts while the anchor that does not
+ * hold the newest checkpoint is worn out (its erase fails at once). Each
+ * recovery's checkpoint must go into a page no earlier attempt reached; the
+ * current anchor's next slot was the same for every attempt, and one cut
+ * before its first byte (CSIM_TEAR_EMPTY: reads erased, yet programmed once)
+ * made every later mount's program there refused: mount IO for ever
+ * (torture nand-4k seed 244092). Now the standby (anchor.c) takes it. Each
+ * round cuts the mount at its k-th mutating operation, k = 0..7 in turn,
+ * with stored-nothing tears; a mount that fails without being cut fails
+ * the test. */
+static void worn_other_anchor(const struct geo_case *g, uint64_t seed)
+{
+    struct tfs t;
+    char label[96];
+    uint32_t ab[2], bpl, i, worn, r, cuts = 0, refused = 0;
+    snprintf(label, sizeof label, "worn other anchor, recovery loop %s", g->label);
+    t_fs_init(&t, geo_sim(g, seed), 1);
+    t_fs_format_mount(&t);
+    CHECK_EQ(t_write_file(t.fs, "/keep", payload, 5000), 0, "%s: write keep", label);
+    CHECK_EQ(cairn_sync(t.fs), 0, "%s: sync", label);
+    (void)session_write(&t, 1);
+    anchor_blocks(&t, ab, &bpl);
+    worn = ab[t.fs->ckpt_anchor ^ 1u] / bpl;
+    for (i = 0; i < bpl; i++)
+        csim_wear_out_after(t.sim, ab[t.fs->ckpt_anchor ^ 1u] + i, 0);
+    t_fs_abandon(&t);
+    for (r = 0; r < 32; r++) {
+        int rc;
+        csim_power_on(t.sim);
+        csim_cut_at(t.sim, r % 8u, CSIM_TEAR_EMPTY);
+        rc = t_fs_mount(&t);
+        if (rc != 0 && csim_powered(t.sim)) {
+            refused++;
+            csim_cut_cancel(t.sim);
+            continue;
+        }
+        if (rc == 0) {
+            csim_cut_cancel(t.sim);
+            (void)session_write(&t, r); /* a session that ends in a cut */
+            t_fs_abandon(&t);
+        } else {
+            cuts++;
+            t_fs_abandon(&t);
+        }
+    }
+    CHECK_EQ(refused, 0, "%s: mounts that failed without a cut", label);
+    mount_ok(&t, label, r);
+    if (t.mounted) {
+        t_check_file(t.fs, "/keep", payload, 5000, label);
+        CHECK_EQ(session_write(&t, 9), 0, "%s: a write after the loop", label);
+        CHECK_EQ(t_fs_remount(&t, label), 0, "%s: remount", label);
+        t_check_file(t.fs, "/keep", payload, 5000, label);
+        CHECK_EQ(t_fs_check(&t, label), 0, "%s: check", label);
+        CHECK(t.fs->anchor[0] != worn && t.fs->anchor[1] != worn,
+              "%s: the worn anchor was replaced", label);
+    }
+    printf("  %s: 32 recovery mounts, %u cut, %u failed uncut; anchors now %u, %u\n", label,
+           cuts, refused, t.mounted ? t.fs->anchor[0] : 0, t.mounted ? t.fs->anchor[1] : 0);
+    t_fs_free(&t);
+}
+
 /* A failing anchor: its blocks wear out after `after` more erases (0: the
  * next program or erase fails). Many checkpoints and remounts follow. */
 static void failing_anchor(const struct geo_case *g, int block0_bad, unsigned which,
@@ -1148,6 +1209,8 @@ int main(int argc, char **argv)
         failing_anchor(&geos[i], 0, 1, 2, seed + i);
         format_failing_anchor(&geos[i], 1, seed + i);
         format_failing_anchor(&geos[i], 3, seed + i);
+        if (strncmp(geos[i].model, "nand", 4) == 0)
+            worn_other_anchor(&geos[i], seed + i);
     }
     return t_summary("test_anchor");
 }

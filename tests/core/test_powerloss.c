@@ -244,12 +244,18 @@ static void run_interleaved(struct mdrv *d)
  * the free space, so garbage collection has to run (and be cut). */
 static int32_t SEG;
 static int64_t TOTAL;
+/* FREE0: what the empty volume takes (free_bytes), the scale the fills go
+ * by: on 2 MiB of NAND the reserve and the heads hold back about half of
+ * the total, and fills that went by the total stopped after a file or two,
+ * so GC had nothing to move (0-4 pages in a run). */
+static int64_t FREE0;
 static void gc_geometry(cairn *fs)
 {
     struct cairn_fsinfo fi;
     if (cairn_fs_stat(fs, &fi) == 0) {
         SEG = (int32_t)fi.block_size;
         TOTAL = (int64_t)fi.total_bytes;
+        FREE0 = (int64_t)fi.free_bytes;
     }
 }
 static void pre_gc(struct mdrv *d)
@@ -259,7 +265,7 @@ static void pre_gc(struct mdrv *d)
     int i, n;
     gc_geometry(d->fs);
     for (n = 0; n < 1000 && !d->stop; n++) {
-        if (cairn_fs_stat(d->fs, &fi) != 0 || (int64_t)fi.free_bytes < TOTAL / 3)
+        if (cairn_fs_stat(d->fs, &fi) != 0 || (int64_t)fi.free_bytes < FREE0 / 3)
             break;
         snprintf(p, sizeof p, "/g%03d", n);
         mkfile(d, p, SEG - PG, 200 + (uint64_t)n);
@@ -295,7 +301,7 @@ static void pre_gc_full(struct mdrv *d)
     int i, n;
     gc_geometry(d->fs);
     for (n = 0; n < 1000 && !d->stop; n++) {
-        if (cairn_fs_stat(d->fs, &fi) != 0 || (int64_t)fi.free_bytes < TOTAL / 8 + SEG)
+        if (cairn_fs_stat(d->fs, &fi) != 0 || (int64_t)fi.free_bytes < FREE0 / 8 + SEG)
             break;
         snprintf(p, sizeof p, "/g%03d", n);
         mkfile(d, p, SEG / 2, 500 + (uint64_t)n);

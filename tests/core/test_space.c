@@ -829,7 +829,8 @@ static void gc_api(int medium, uint64_t seed)
     CHECK(cn_free_segs(t.fs) >= CN_RESERVE_SEGS + 3u,
           "[%s] idle-time GC freed segments: %u free", label, (unsigned)cn_free_segs(t.fs));
     for (i = t.fs->seg_base, n_unerased = 0; i < t.fs->seg_count; i++)
-        n_unerased += t.fs->segs[i].state == CN_SEG_FREE;
+        n_unerased += t.fs->segs[i].state == CN_SEG_FREE &&
+                      !(t.fs->segs[i].flags & CN_SF_EVICT); /* (a NAND standby stays) */
     printf("  %s: %u of those calls erased a free segment ahead of need\n", label,
            (unsigned)pre_erased);
     CHECK(pre_erased > 0 && n_unerased == 0,
@@ -844,7 +845,7 @@ static void gc_api(int medium, uint64_t seed)
     t_fs_free(&t);
 }
 
-static void fallocate_run(int medium, uint64_t seed, int32_t rec, int sync_each)
+static void fallocate_run(int medium, uint64_t seed, int32_t rec, int sync_each, uint32_t nand_blocks)
 {
     struct tfs t;
     int64_t cap, seg, resv, other = 0, mine = 0;
@@ -853,9 +854,10 @@ static void fallocate_run(int medium, uint64_t seed, int32_t rec, int sync_each)
     int32_t n;
     uint8_t *buf;
 
-    snprintf(label, sizeof label, "fallocate %s records %ld%s", med_name[medium], (long)rec,
-             sync_each ? " synced" : "");
-    t_fs_init(&t, space_sim(medium, seed), 0);
+    snprintf(label, sizeof label, "fallocate %s%s records %ld%s", med_name[medium],
+             nand_blocks ? " (other size)" : "", (long)rec, sync_each ? " synced" : "");
+    t_fs_init(&t, nand_blocks ? t_sim_model("nand-dhara", nand_blocks, 1, seed)
+                              : space_sim(medium, seed), 0);
     t_fs_format_mount(&t);
     seg = (int64_t)t.fs->seg_pages * t.fs->page_size;
     cap = probe_capacity(t.fs, label);
@@ -948,10 +950,10 @@ static void fallocate_contract(int medium, uint64_t seed)
           (long)cairn_size(t.fs, fd));
     rc = cairn_fallocate(t.fs, fd, 20 * ps);
     f1 = free_now(t.fs);
-    CHECK(rc == 0 && f0 - f1 == 16 * (int64_t)ps + seg,
-          "[%s] a promise of 16 pages: %d, free_bytes %lld -> %lld (16 pages and a segment: "
+    CHECK(rc == 0 && f0 - f1 == 16 * (int64_t)ps + 2 * seg,
+          "[%s] a promise of 16 pages: %d, free_bytes %lld -> %lld (16 pages and two segments: "
           "%lld)", label, rc, (long long)f0, (long long)f1,
-          (long long)(16 * (int64_t)ps + seg));
+          (long long)(16 * (int64_t)ps + 2 * seg));
     rc = cairn_fallocate(t.fs, fd, 30 * ps);
     f2 = free_now(t.fs);
     CHECK(rc == 0 && f1 - f2 == 10 * (int64_t)ps,
@@ -1070,8 +1072,10 @@ int main(int argc, char **argv)
      * NOR's worst call is two hard-path entries in one call, which some
      * seeds meet and others not: 296 moved and 502 beyond at seed 1 since
      * the last leaf splits nine tenths full (183 / 295 before; seeds 2-7
-     * before that change: 195-304 moved, after it 174-308) */
-    static const struct guard guards[2] = {{8, 330, 560}, {4, 90, 110}};
+     * before that change: 195-304 moved, after it 174-308). NAND: 87 moved
+     * and 108 beyond before the standby (anchor.c) took a segment, 93 and 112
+     * after */
+    static const struct guard guards[2] = {{8, 330, 560}, {4, 100, 120}};
     t_begin("test_space");
     printf("test_space: fill/age (10 volume-writes x scale %u), bounded work at 80%% full, "
            "wear (50 volume-writes x scale), cairn_gc, cairn_fallocate, data heads; NOR "
@@ -1082,9 +1086,16 @@ int main(int argc, char **argv)
         if (!only || strstr(only, "api")) {
             gc_api(med, seed);
             fallocate_contract(med, seed);
-            fallocate_run(med, seed, 4096, 0);
-            fallocate_run(med, seed, 40, 1);
-            fallocate_run(med, seed, 1000, 0);
+            fallocate_run(med, seed, 4096, 0, 0);
+            fallocate_run(med, seed, 40, 1, 0);
+            fallocate_run(med, seed, 1000, 0, 0);
+            /* 40 B synced on other NAND sizes: 33 and 40 blocks broke the
+             * promise (wear levelling at the promise floor), 64 (a cold head
+             * of GC's own) too with a one-segment margin */
+            if (med == T_NAND) {
+                fallocate_run(med, seed, 40, 1, 40);
+                fallocate_run(med, seed, 40, 1, 64);
+            }
             heads_test(med);
         }
         if (!only || strstr(only, "bounded"))
