@@ -510,8 +510,9 @@ uint32_t cn_head_left(const cairn *fs, unsigned h);
 struct cn_file;
 /* A reserved file's pages fpage.. were written (alloc.c: what counts). */
 void cn_pay_reserved(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t got);
-/* A reservation holds a segment more than it promises, until the file closes:
- * the tree nodes and journal pages its writes need (alloc.c cn_pay_reserved). */
+/* A reservation holds two segments more than it promises, until the file
+ * closes: the tree nodes and journal pages its writes need, and the head its
+ * collections open (alloc.c cn_pay_reserved; DESIGN.md "What a promise counts", item 5). */
 #define CN_RESV_MARGIN(fs) (2u * (fs)->seg_pages)
 /* Pages for file pages fpage.. of f at its data head. */
 int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t fpage,
