@@ -6,6 +6,10 @@
  *   session, again and again (up to 40 times in a row), on NOR, NAND (anchors
  *   of one erase block and of four), BLOCK: every mount succeeds and the file
  *   synced before the loop is intact;
+ * - NAND, the anchor without the newest checkpoint worn out, recovery
+ *   mounts cut again and again at their first operations: each mount's
+ *   checkpoint goes into the standby segment (anchor.c), never into a page an
+ *   earlier attempt may have torn;
  * - a failing anchor (program or erase fails, block 0 factory-bad or not):
  *   the call that hit it still succeeds, the volume keeps working through many
  *   more checkpoints and remounts, and its data stays;
