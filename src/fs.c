@@ -38,6 +38,7 @@ enum cn_why {
     W_UNIT,
     W_ANCHOR,
     W_NO_SIZE,
+    W_FEW_BLOCKS,
     W_MEM
 };
 
@@ -61,8 +62,12 @@ static const char *const why_text[] = {
     "raise blocks_per_lblock (0 picks it)",
     "no segment size works: the volume is too small for 11 segments that hold 16 nodes "
     "each and whose anchors hold 16 checkpoints",
+    "the volume must have at least 11 erase blocks (11 segments of one block or more): use "
+    "more blocks",
     "mem_size is below cairn_mem_size(cfg), mem is not aligned to 8, or mem is NULL in a "
     "CAIRN_NO_MALLOC build"};
+
+typedef char cn_why_texts[(sizeof why_text / sizeof why_text[0] == W_MEM + 1) ? 1 : -1];
 
 static uint32_t align8(uint32_t v) { return (v + 7u) & ~7u; }
 
@@ -198,7 +203,11 @@ static enum cn_why plan(const struct cairn_config *cfg, struct layout *l)
             if ((pass >= 2 || g->block_count % bpl == 0) && plan_for(cfg, bpl, l) == W_OK &&
                 (pass % 2 == 1 || l->seg_pages >= 32u * (l->node_size / l->page_size)))
                 return W_OK;
-    return first == W_FEW_SEGS || first == W_UNIT ? first : W_NO_SIZE;
+    /* too few segments of one block: no blocks_per_lblock helps (the text
+     * of W_FEW_SEGS would advise lowering it) */
+    if (first == W_FEW_SEGS)
+        return W_FEW_BLOCKS;
+    return first == W_UNIT ? first : W_NO_SIZE;
 }
 
 uint32_t cairn_mem_size(const struct cairn_config *cfg)

@@ -269,7 +269,7 @@ expect_out "mkfs with 4 KiB erase blocks: segments of several blocks" 0 "segment
 run info m3.img
 expect_out "... detected as 16 KiB blocks" 0 "^segment: *16384 bytes"
 run mkfs small.img --model nor-m25p16 --size 512K
-expect_err "mkfs of a too small volume: exit 2 with the reason" 2 "at least 11 segments"
+expect_err "mkfs of a too small volume: exit 2 with the reason" 2 "at least 11 erase blocks"
 check "a refused mkfs leaves no file" test ! -e small.img
 run mkfs x.img --model nor-nothing
 expect_err "unknown model: exit 2" 2 "unknown model"
