@@ -48,6 +48,50 @@ static int g_unmounted;   /* destroy unmounted cairn cleanly */
 
 static cairn *fs(void) { return g_vol.fs; }
 
+/* Handles whose release got NOSPC. cairn keeps such a handle with its
+ * unsynced data (cairn.h: free space and close again), but the kernel sends
+ * release once and ignores what it returns, so each one leaked a handle, and
+ * after MOUNT_MAX_OPEN of them every open failed with EMFILE (a full volume,
+ * synced overwrites). They are closed again after each call that may free
+ * space and before each call that takes a handle; removing the file gives
+ * its data up (the close then succeeds). One bit per cairn handle. */
+static uint32_t g_pending;
+static int to_errno(int err);
+
+static void close_pending(void)
+{
+    int fd;
+    for (fd = 0; g_pending != 0 && fd < (int)MOUNT_MAX_OPEN; fd++) {
+        int err;
+        if (!(g_pending & (1u << fd)))
+            continue;
+        err = cairn_close(fs(), fd);
+        if (err == CAIRN_ERR_NOSPC)
+            continue;
+        g_pending &= ~(1u << fd);
+        if (err < 0)
+            fprintf(stderr, "cairn mount: a close kept for want of space: %s (%s)\n",
+                    cairn_errname(err), cairn_strerror(err));
+    }
+}
+
+/* Close fd; NOSPC keeps it for close_pending. */
+static int close_or_keep(int fd)
+{
+    int err = cairn_close(fs(), fd);
+    if (err == CAIRN_ERR_NOSPC && fd >= 0 && fd < (int)MOUNT_MAX_OPEN)
+        g_pending |= 1u << fd;
+    return err;
+}
+
+/* The result of a call that may have freed space: pending closes go again. */
+static int freed(int err)
+{
+    if (err == 0)
+        close_pending();
+    return to_errno(err);
+}
+
 static int to_errno(int err)
 {
     switch (err) {
@@ -109,6 +153,7 @@ static int op_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t
     struct stat st;
     int dd, r;
     (void)offset, (void)fi, (void)flags;
+    close_pending();
     dd = cairn_opendir(fs(), path);
     if (dd < 0)
         return to_errno(dd);
@@ -143,7 +188,9 @@ static int open_flags(int flags)
 
 static int do_open(const char *path, int cf, struct fuse_file_info *fi)
 {
-    int fd = cairn_open(fs(), path, cf);
+    int fd;
+    close_pending();
+    fd = cairn_open(fs(), path, cf);
     if (fd < 0)
         return to_errno(fd);
     fi->fh = (uint64_t)(uint32_t)fd;
@@ -206,6 +253,7 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off,
 
 static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 {
+    struct cairn_info info;
     int fd, err, cerr;
     if (size < 0)
         return -EINVAL;
@@ -214,14 +262,25 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
     if (fi && (fi->fh & FH_WRITABLE)) {
         err = cairn_truncate(fs(), fh_fd(fi), (int32_t)size);
         if (err != CAIRN_ERR_BADF)
-            return to_errno(err);
+            return freed(err);
     }
+    close_pending();
+    if ((err = cairn_stat(fs(), path, &info)) < 0)
+        return to_errno(err);
     fd = cairn_open(fs(), path, CAIRN_O_WRONLY);
     if (fd < 0)
         return to_errno(fd);
     err = cairn_truncate(fs(), fd, (int32_t)size);
     cerr = cairn_close(fs(), fd);
-    return to_errno(err < 0 ? err : cerr);
+    if (cerr == CAIRN_ERR_NOSPC) {
+        /* the new size did not fit: back to the old one (a failed call
+         * changes nothing), which frees what it took, and close */
+        (void)cairn_truncate(fs(), fd, info.size);
+        cerr = close_or_keep(fd);
+    }
+    if (err < 0)
+        return to_errno(err);
+    return cerr < 0 ? to_errno(cerr) : freed(0);
 }
 
 static int op_flush(const char *path, struct fuse_file_info *fi)
@@ -247,10 +306,11 @@ static int op_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 static int op_release(const char *path, struct fuse_file_info *fi)
 {
     int err;
-    err = cairn_close(fs(), fh_fd(fi));
+    err = close_or_keep(fh_fd(fi));
     if (err < 0)
-        fprintf(stderr, "cairn mount: close %s: %s (%s)\n", path, cairn_errname(err),
-                cairn_strerror(err));
+        fprintf(stderr, "cairn mount: close %s: %s (%s)%s\n", path, cairn_errname(err),
+                cairn_strerror(err),
+                err == CAIRN_ERR_NOSPC ? "; kept open, closed again once space is freed" : "");
     return to_errno(err);
 }
 
@@ -266,7 +326,7 @@ static int op_unlink(const char *path)
     int err = cairn_stat(fs(), path, &info);
     if (err == 0 && info.type == CAIRN_TYPE_DIR)
         return -EISDIR;
-    return to_errno(err < 0 ? err : cairn_remove(fs(), path));
+    return err < 0 ? to_errno(err) : freed(cairn_remove(fs(), path));
 }
 
 static int op_rmdir(const char *path)
@@ -275,7 +335,7 @@ static int op_rmdir(const char *path)
     int err = cairn_stat(fs(), path, &info);
     if (err == 0 && info.type != CAIRN_TYPE_DIR)
         return -ENOTDIR;
-    return to_errno(err < 0 ? err : cairn_remove(fs(), path));
+    return err < 0 ? to_errno(err) : freed(cairn_remove(fs(), path));
 }
 
 static int op_mkdir(const char *path, mode_t mode)
@@ -291,7 +351,7 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
         return -EINVAL; /* RENAME_EXCHANGE, RENAME_WHITEOUT */
     if ((flags & RENAME_NOREPLACE) && cairn_stat(fs(), to, &info) == 0)
         return -EEXIST;
-    return to_errno(cairn_rename(fs(), from, to));
+    return freed(cairn_rename(fs(), from, to)); /* (over a file: frees it) */
 }
 
 static int op_statfs(const char *path, struct statvfs *sv)
@@ -354,6 +414,10 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 static void op_destroy(void *private_data)
 {
     (void)private_data;
+    close_pending();
+    if (g_pending)
+        fprintf(stderr, "cairn mount: files still open for want of space: their data since "
+                        "the last sync is not kept\n");
     if (vol_unmount(&g_vol) < 0)
         fprintf(stderr, "cairn mount: %s\n", g_vol.err);
     else

@@ -279,12 +279,16 @@ class FS:
         self._handles.clear()
 
     def unmount(self) -> None:
-        """cairn_unmount (syncs everything). The FS is unmounted afterwards even
-        when the call fails (a failure is still raised)."""
+        """cairn_unmount (syncs everything). NoSpaceError, as in C: still
+        mounted with every open file and its unsynced data; remove or shrink
+        something and unmount again. Any other failure still unmounts (and is
+        raised)."""
         ctx = self._c("unmount")
-        self._drop_handles()
-        self._mounted = False
-        check(lib.cairn_unmount(ctx), "unmount")
+        rc = lib.cairn_unmount(ctx)
+        if rc != lib.CAIRN_ERR_NOSPC:
+            self._drop_handles()
+            self._mounted = False
+        check(rc, "unmount")
 
     def abandon(self) -> None:
         """Forget the mount without touching the device (after a power cut,
@@ -617,14 +621,20 @@ class File(_ClosedByWith):
         return _info(info)
 
     def close(self) -> None:
-        """cairn_close (syncs a writable file). Idempotent; the handle is
-        released even when the sync fails (the failure is raised)."""
+        """cairn_close (syncs a writable file). Idempotent. NoSpaceError, as
+        in C: the file stays open with its unsynced data; free space (remove
+        or shrink another file) and close again, or remove this file to give
+        the data up (close then succeeds). Any other failure releases the
+        handle (and is raised). Before, the handle was dropped on NOSPC too,
+        and cairn kept it: four such closes used up max_open and every open
+        after them failed with TooManyOpenError."""
         if self._fd < 0:
             return
-        ctx, fd = self._fs._ctx, self._fd
-        self._fd = -1
-        self._fs._handles.discard(self)
-        check(lib.cairn_close(ctx, fd), "close", self.name)
+        rc = lib.cairn_close(self._fs._ctx, self._fd)
+        if rc != lib.CAIRN_ERR_NOSPC:
+            self._fd = -1
+            self._fs._handles.discard(self)
+        check(rc, "close", self.name)
 
     def __del__(self):
         try:

@@ -430,6 +430,84 @@ def test_fill_to_nospc_and_recover():
             assert fs.listdir() == ["after"]
 
 
+def _fill(fs, chunk):
+    """Files of `chunk` until one fails with NOSPC (what it took stays, so
+    the volume holds no garbage); their count, the partial one included."""
+    n = 0
+    while True:
+        try:
+            fs.write_file(f"/f{n}", chunk)
+        except cairn.NoSpaceError:
+            return n + 1 if fs.exists(f"/f{n}") else n
+        n += 1
+
+
+def test_close_nospc_keeps_the_handle():
+    """cairn_close that fails with NOSPC releases nothing (cairn.h): the File
+    stays open with its unsynced data, closing again after freeing space
+    keeps the data, and removing the file gives it up. The binding dropped the
+    handle on NOSPC while cairn kept it: max_open such closes and every later
+    open failed with TooManyOpenError."""
+    with make_sim("nor") as sim:
+        cairn.format(sim)
+        with cairn.mount(sim) as fs:
+            chunk = pattern(20_000, 7)
+            n = _fill(fs, chunk)
+            assert n > 4
+            kept = []
+            for k in range(4):  # max_open: 0 = 4 (cairn.h)
+                f = fs.open(f"/f{k}", "r+")
+                f.seek(5)
+                f.write(b"y" * 100)
+                with pytest.raises(cairn.NoSpaceError):
+                    f.close()
+                assert not f.closed
+                kept.append(f)
+            # every handle is in use: an open now is refused, and says so
+            with pytest.raises(cairn.TooManyOpenError):
+                fs.open(f"/f{n - 1}")
+            # give the first one's data up: remove its file, then close works
+            fs.remove("/f0")
+            kept[0].close()
+            assert kept[0].closed
+            # free space, then the others close and keep their data
+            for k in range(len(kept), n):
+                fs.remove(f"/f{k}")
+            for f in kept[1:]:
+                f.close()
+                assert f.closed
+            with fs.open(f"/f{n - 1}", "w") as f:  # handles are free again
+                f.write(b"z")
+        with cairn.mount(sim) as fs:
+            assert not fs.exists("/f0")
+            want = bytearray(chunk)
+            want[5:105] = b"y" * 100
+            for k in range(1, len(kept)):
+                assert fs.read_file(f"/f{k}") == bytes(want)
+            assert fs.check().ok
+
+
+def test_unmount_nospc_stays_mounted():
+    """cairn_unmount that fails with NOSPC leaves the mount and its open
+    files as they were; unmounting again after a remove keeps the data."""
+    with make_sim("nor") as sim:
+        cairn.format(sim)
+        fs = cairn.mount(sim)
+        chunk = pattern(20_000, 8)
+        n = _fill(fs, chunk)
+        f = fs.open("/f0", "r+")
+        f.write(b"w" * 50)
+        with pytest.raises(cairn.NoSpaceError):
+            fs.unmount()
+        assert fs.mounted and not f.closed
+        fs.remove(f"/f{n - 1}")
+        fs.unmount()
+        assert not fs.mounted and f.closed
+        fs.mount()
+        assert fs.read_file("/f0") == b"w" * 50 + chunk[50:]
+        fs.unmount()
+
+
 def test_write_reports_partial_progress():
     with make_sim("nor") as sim:
         cairn.format(sim)

@@ -24,7 +24,7 @@ command -v fusermount3 >/dev/null 2>&1 || skip "no /dev/fuse (fusermount3 missin
 if "$CAIRN" mount "$W/none" "$W/none" 2>&1 | grep -q "built without FUSE"; then
     skip "no /dev/fuse (cairn built without FUSE: install libfuse3-dev)"
 fi
-for p in git tar fio; do
+for p in git tar fio python3; do
     command -v $p >/dev/null 2>&1 || skip "no $p (apt-get install fio git tar)"
 done
 
@@ -206,7 +206,8 @@ else
     bad "mount for SIGKILL"
 fi
 
-# a full volume (nor-m25p16, 2 MiB): ENOSPC, then room again after rm; the image is locked
+# a full volume (nor-m25p16, 2 MiB): ENOSPC, closes that fail with ENOSPC, then room
+# again after rm; the image is locked
 IMG=$W/small
 "$CAIRN" mkfs -q --model nor-m25p16 "$IMG" >out.txt 2>&1 || bad "mkfs nor"
 if mount_fg; then
@@ -216,7 +217,34 @@ if mount_fg; then
     else
         grep -q "No space left" out.txt && ok "ENOSPC on a full volume" || bad "ENOSPC: no ENOSPC"
     fi
-    check "after rm: room again" sh -c "rm '$MNT/full' && echo y >'$MNT/after' && test \"\$(cat '$MNT/after')\" = y"
+    # 40 synced in-place writes on the full volume, each failing with ENOSPC at
+    # fsync and close: the driver keeps the handle (cairn keeps its data) and
+    # closes it again once space is freed; with all 32 kept, an open gets
+    # EMFILE until then. Before, each release leaked its cairn handle for
+    # good: after the rm below every open still failed with EMFILE.
+    check "ENOSPC at fsync and close, then EMFILE with 32 kept" python3 -c "
+import errno, os, sys
+seen = []
+for n in range(40):
+    try:
+        fd = os.open('$MNT/full', os.O_RDWR)
+    except OSError as e:
+        seen.append(e.errno)
+        continue
+    try:
+        os.pwrite(fd, b'x' * 100, n * 1000 + 3)
+        os.fsync(fd)
+        seen.append(0)
+    except OSError as e:
+        seen.append(e.errno)
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+print(seen)
+sys.exit(0 if seen == [errno.ENOSPC] * 32 + [errno.EMFILE] * 8 else 1)"
+    check "rm frees the kept handles: 40 files written and read back" sh -c "rm '$MNT/full' && for i in \$(seq 40); do echo \$i >'$MNT/h'\$i && test \"\$(cat '$MNT/h'\$i)\" = \$i || exit 1; done && rm '$MNT'/h*"
+    check "after rm: room again" sh -c "echo y >'$MNT/after' && test \"\$(cat '$MNT/after')\" = y"
     unmount_wait
     [ "$RC" = 0 ] && ok "full volume: unmount" || bad "full volume: unmount exit $RC"
     check "full volume: fsck" "$CAIRN" fsck -q "$IMG"
