@@ -18,8 +18,9 @@
  * - cairn_close, cairn_file_sync, cairn_sync and cairn_unmount that fail
  *   with NOSPC release nothing: the handle with its unsynced data, or the
  *   mount, stays; remove (or shrink) something and call again, and nothing
- *   is lost. To give the unsynced data up instead, remove the file: its
- *   handles then fail with CAIRN_ERR_BADF and close with 0.
+ *   is lost. To give the unsynced data up instead, cairn_discard the handle
+ *   (or remove the file: its handles then fail with CAIRN_ERR_BADF and close
+ *   with 0).
  * - Removing a file, shrinking it and renaming over it free space even on a
  *   full volume; when their trimming finds no room it goes on later (the
  *   next remove, truncate or mount), and mount never fails for lack of room.
@@ -182,7 +183,9 @@ int32_t cairn_seek(cairn *fs, int fd, int32_t off, int whence);
 int32_t cairn_tell(cairn *fs, int fd);
 int32_t cairn_size(cairn *fs, int fd);
 /* Growing writes zeros; shrinking frees the pages past the end (even on a
- * full volume). On an error the size and the content are as before. */
+ * full volume). On an error the size and the content are as before. Bytes
+ * written since the last sync and cut by a shrink are not written out first,
+ * so on a full volume unsynced bytes can be given up (shrink, then close). */
 int cairn_truncate(cairn *fs, int fd, int32_t size);
 /* Makes the file's data durable. On an error the handle and its data stay
  * as they were (not durable yet). */
@@ -192,6 +195,13 @@ int cairn_file_sync(cairn *fs, int fd);
  * Another error (IO): the handle is released and the data written since the
  * last successful sync may be lost. */
 int cairn_close(cairn *fs, int fd);
+/* Releases the handle without syncing; never fails on an open file handle
+ * (CAIRN_ERR_BADF otherwise). With the file's last handle, what the file
+ * holds unsynced in RAM is given up: its content and size are then what
+ * was written out since its last sync (all, some or none of it); with other
+ * handles open, nothing is given up. The way out for a handle that
+ * cairn_close refused with NOSPC when no space can be freed. */
+int cairn_discard(cairn *fs, int fd);
 int cairn_fstat(cairn *fs, int fd, struct cairn_info *info);
 
 /* Paths are resolved from the root ("a/b" = "/a/b"; "//" and "a//b" as on

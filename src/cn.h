@@ -323,6 +323,10 @@ struct cairn {
     struct cn_front *fronts; /* CN_FRONTS (device.c) */
     struct cn_slot *slots;
     uint32_t nslots;
+    /* The first staged page's first changed byte (its bytes below read as
+     * on flash: file.c cuts_unsynced). Here, not by the other stage_
+     * fields: a hole of the x86-64 layout. */
+    uint32_t stage_dlo;
     uint8_t *cache;   /* nslots * node_size */
     uint8_t *scratch; /* max(page_size, CN_REC_MAX) bytes */
     uint8_t *scratch2;

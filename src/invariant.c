@@ -116,6 +116,7 @@ static void check_files(const cairn *fs)
                   !fs->slots[fs->stage_slot].dirty);
         CN_ASSERT(fs->stage_file < fs->max_open && f->id != 0 && f->id != CN_NONE);
         CN_ASSERT(fs->stage_pages >= 1u && fs->stage_pages <= fs->node_pages);
+        CN_ASSERT(fs->stage_dlo <= fs->page_size);
         CN_ASSERT((uint64_t)(fs->stage_fpage + fs->stage_pages) * fs->page_size <=
                   (uint64_t)(uint32_t)f->size);
         CN_ASSERT(f->buf_page == CN_NONE || f->buf_page < fs->stage_fpage ||

@@ -52,11 +52,23 @@ static cairn *fs(void) { return g_vol.fs; }
  * unsynced data (cairn.h: free space and close again), but the kernel sends
  * release once and ignores what it returns, so each one leaked a handle, and
  * after MOUNT_MAX_OPEN of them every open failed with EMFILE (a full volume,
- * synced overwrites). They are closed again after each call that may free
- * space and before each call that takes a handle; removing the file gives
- * its data up (the close then succeeds). One bit per cairn handle. */
+ * synced overwrites). Up to MOUNT_KEPT are kept and closed again after each
+ * call that may free space and before each call that takes a handle; past
+ * that, and at the unmount, a handle still refused is discarded
+ * (cairn_discard: its unsynced data is given up, as close(2) had reported
+ * with ENOSPC). One bit per cairn handle. */
+#define MOUNT_KEPT 8u
 static uint32_t g_pending;
 static int to_errno(int err);
+
+static unsigned pending_count(void)
+{
+    unsigned n = 0;
+    uint32_t m;
+    for (m = g_pending; m != 0; m &= m - 1)
+        n++;
+    return n;
+}
 
 static void close_pending(void)
 {
@@ -75,13 +87,29 @@ static void close_pending(void)
     }
 }
 
-/* Close fd; NOSPC keeps it for close_pending. */
+/* Close fd; NOSPC keeps it for close_pending, or discards it when
+ * MOUNT_KEPT are kept already. */
 static int close_or_keep(int fd)
 {
     int err = cairn_close(fs(), fd);
-    if (err == CAIRN_ERR_NOSPC && fd >= 0 && fd < (int)MOUNT_MAX_OPEN)
+    if (err != CAIRN_ERR_NOSPC || fd < 0 || fd >= (int)MOUNT_MAX_OPEN)
+        return err;
+    if (pending_count() < MOUNT_KEPT)
         g_pending |= 1u << fd;
+    else
+        (void)cairn_discard(fs(), fd);
     return err;
+}
+
+/* The unmount: closes that still find no room are given up. */
+static void discard_pending(void)
+{
+    int fd;
+    for (fd = 0; g_pending != 0 && fd < (int)MOUNT_MAX_OPEN; fd++)
+        if (g_pending & (1u << fd)) {
+            (void)cairn_discard(fs(), fd);
+            g_pending &= ~(1u << fd);
+        }
 }
 
 /* The result of a call that may have freed space: pending closes go again. */
@@ -276,7 +304,8 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
         /* the new size did not fit: back to the old one (a failed call
          * changes nothing), which frees what it took, and close */
         (void)cairn_truncate(fs(), fd, info.size);
-        cerr = close_or_keep(fd);
+        (void)close_or_keep(fd);
+        return -ENOSPC;
     }
     if (err < 0)
         return to_errno(err);
@@ -310,7 +339,9 @@ static int op_release(const char *path, struct fuse_file_info *fi)
     if (err < 0)
         fprintf(stderr, "cairn mount: close %s: %s (%s)%s\n", path, cairn_errname(err),
                 cairn_strerror(err),
-                err == CAIRN_ERR_NOSPC ? "; kept open, closed again once space is freed" : "");
+                err != CAIRN_ERR_NOSPC ? ""
+                : g_pending & (1u << fh_fd(fi)) ? "; kept open, closed again once space is freed"
+                                                : "; too many kept: its unsynced data is given up");
     return to_errno(err);
 }
 
@@ -415,9 +446,11 @@ static void op_destroy(void *private_data)
 {
     (void)private_data;
     close_pending();
-    if (g_pending)
-        fprintf(stderr, "cairn mount: files still open for want of space: their data since "
-                        "the last sync is not kept\n");
+    if (g_pending) {
+        fprintf(stderr, "cairn mount: %u files still open for want of space: their data since "
+                        "the last sync is given up\n", pending_count());
+        discard_pending();
+    }
     if (vol_unmount(&g_vol) < 0)
         fprintf(stderr, "cairn mount: %s\n", g_vol.err);
     else

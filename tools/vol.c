@@ -463,6 +463,14 @@ int vol_mount(struct vol *v, int read_only)
     if (alloc_fs(v) < 0)
         return -1;
     make_config(v, read_only);
+    v->cfg.mem_size = cairn_mem_size(&v->cfg);
+    if (v->cfg.mem_size > 0) { /* (0: a config mount refuses, and says why) */
+        free(v->mem);
+        v->mem = malloc(v->cfg.mem_size); /* aligned for any type: 8 at least */
+        if (v->mem == NULL)
+            return fail(v, "out of memory");
+        v->cfg.mem = v->mem;
+    }
     err = cairn_mount(v->fs, &v->cfg);
     if (err)
         return cairn_fail(v, "mount", err);
@@ -494,6 +502,8 @@ int vol_close(struct vol *v)
     }
     free(v->fs);
     v->fs = NULL;
+    free(v->mem);
+    v->mem = NULL;
     if (v->img_ready) {
         if (!v->read_only && !v->o.no_sync && v->fd >= 0 && fsync(v->fd) < 0 && rc == 0)
             rc = fail(v, "%s: %s", v->o.path, strerror(errno));

@@ -45,6 +45,8 @@ struct vol {
     int detected;                /* geometry read from the image */
     struct detect_result det;
     cairn *fs;
+    void *mem;                   /* the mount's buffers (cfg.mem): ours to free even
+                                  * when an unmount fails (NOSPC) and is given up */
     int mounted;
     int read_only;
     struct cairn_config cfg;

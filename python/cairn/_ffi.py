@@ -152,6 +152,7 @@ int32_t cairn_size(cairn *fs, int fd);
 int cairn_truncate(cairn *fs, int fd, int32_t size);
 int cairn_file_sync(cairn *fs, int fd);
 int cairn_close(cairn *fs, int fd);
+int cairn_discard(cairn *fs, int fd);
 int cairn_fstat(cairn *fs, int fd, struct cairn_info *info);
 
 int cairn_stat(cairn *fs, const char *path, struct cairn_info *info);

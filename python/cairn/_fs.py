@@ -10,7 +10,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Iterator
 
-from ._errors import Err, Error, check
+from ._errors import Err, Error, NoSpaceError, check
 from ._ffi import ffi, has, lib
 from ._sim import Sim
 
@@ -169,6 +169,18 @@ def _check_cb(arg, problem):
 def context_size() -> int:
     """cairn_context_size(): bytes of the file system context."""
     return int(lib.cairn_context_size())
+
+
+def _give_back(f: "File", size: int) -> None:
+    """write_file's data did not fit: back to `size` (which frees what the
+    data took) and close; if even that finds no room, discard the handle."""
+    try:
+        if f.size() > size:
+            f.truncate(size)
+        f.close()
+    except Error:
+        if not f.closed:
+            f.discard()
 
 
 class FS:
@@ -389,9 +401,27 @@ class FS:
 
     def write_file(self, path, data, mode: str = "w") -> int:
         """Write data to a file (created or truncated with "w", appended with
-        "a") and close it. Returns the bytes written."""
-        with self.open(path, mode) as f:
-            return f.write(data)
+        "a") and close it. Returns the bytes written. When the data does not
+        fit (NoSpaceError from the write or the close), the file is given back
+        its size from before the data (0 with "w") and closed, then the error
+        is raised: no handle stays open (a close that fails with NOSPC keeps
+        its handle, File.close)."""
+        f = self.open(path, mode)
+        start = f.size()
+        try:
+            n = f.write(data)
+            f.close()
+            return n
+        except NoSpaceError:
+            _give_back(f, start)
+            raise
+        except BaseException:
+            if not f.closed:
+                try:
+                    f.close()
+                except Error:
+                    pass
+            raise
 
     # ---- namespace ----
     def stat(self, path) -> Info:
@@ -635,6 +665,18 @@ class File(_ClosedByWith):
             self._fd = -1
             self._fs._handles.discard(self)
         check(rc, "close", self.name)
+
+    def discard(self) -> None:
+        """cairn_discard: release the handle without syncing (never fails on
+        an open file). With the file's last handle, what it holds unsynced in
+        RAM is given up. The way out after a close refused with NoSpaceError
+        when no space can be freed. Idempotent."""
+        if self._fd < 0:
+            return
+        rc = lib.cairn_discard(self._fs._ctx, self._fd)
+        self._fd = -1
+        self._fs._handles.discard(self)
+        check(rc, "discard", self.name)
 
     def __del__(self):
         try:

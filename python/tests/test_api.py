@@ -431,15 +431,28 @@ def test_fill_to_nospc_and_recover():
 
 
 def _fill(fs, chunk):
-    """Files of `chunk` until one fails with NOSPC (what it took stays, so
-    the volume holds no garbage); their count, the partial one included."""
+    """Files of `chunk` until one fails with NOSPC (write_file leaves it
+    empty), then that one in 100-byte synced appends until one is refused and
+    given up (truncate, close): a volume full to the page. The count of files,
+    that last one included."""
     n = 0
     while True:
         try:
             fs.write_file(f"/f{n}", chunk)
         except cairn.NoSpaceError:
-            return n + 1 if fs.exists(f"/f{n}") else n
+            break
         n += 1
+    with fs.open(f"/f{n}", "w") as f:
+        size = 0
+        while True:
+            try:
+                f.write(b"t" * 100)
+                f.sync()
+                size += 100
+            except cairn.NoSpaceError:
+                f.truncate(size)  # a shrink succeeds on a full volume (cairn.h)
+                break
+    return n + 1
 
 
 def test_close_nospc_keeps_the_handle():
@@ -485,6 +498,65 @@ def test_close_nospc_keeps_the_handle():
             for k in range(1, len(kept)):
                 assert fs.read_file(f"/f{k}") == bytes(want)
             assert fs.check().ok
+
+
+def test_write_file_nospc_gives_back():
+    """write_file that does not fit leaves no handle open and the file at its
+    size from before the data (an append keeps what the file had)."""
+    with make_sim("nor") as sim:
+        cairn.format(sim)
+        with cairn.mount(sim) as fs:
+            n = _fill(fs, pattern(20_000, 9))
+            before = fs.read_file("/f0")
+            for k in range(6):  # more than max_open (4)
+                with pytest.raises(cairn.NoSpaceError):
+                    fs.write_file("/f0", pattern(30_000, k), "a")
+                with pytest.raises(cairn.NoSpaceError):
+                    fs.write_file(f"/new{k}", pattern(30_000, k))
+            assert fs.read_file("/f0") == before
+            assert not fs.exists("/new0") or fs.stat("/new0").size == 0  # (a create may be refused)
+            fs.remove(f"/f{n - 1}")
+            fs.write_file("/after", b"a")
+        with cairn.mount(sim) as fs:
+            assert fs.read_file("/f0") == before and fs.read_file("/after") == b"a"
+            assert fs.check().ok
+
+
+def test_discard_gives_unsynced_data_up():
+    """cairn_discard releases a handle whose close was refused with NOSPC:
+    the file reads as it was synced, the handle is free again."""
+    with make_sim("nor") as sim:
+        cairn.format(sim)
+        with cairn.mount(sim) as fs:
+            chunk = pattern(20_000, 10)
+            n = _fill(fs, chunk)
+            kept = []
+            for k in range(6):  # more than max_open (4): each handle is given back
+                f = fs.open(f"/f{k}", "r+")
+                f.seek(1000)
+                f.write(b"q" * 20)  # within one page: buffered
+                with pytest.raises(cairn.NoSpaceError):
+                    f.close()
+                f.discard()
+                assert f.closed
+                f.discard()  # idempotent
+                kept.append(k)
+            for k in kept:
+                assert fs.read_file(f"/f{k}") == chunk
+            # with a second handle open, the data stays for it
+            a, b = fs.open("/f0", "r+"), fs.open("/f0", "r")
+            a.seek(10)
+            a.write(b"z" * 5)
+            a.discard()
+            b.seek(10)
+            assert b.read(5) == b"z" * 5
+            b.close()
+            fs.remove(f"/f{n - 1}")
+        with cairn.mount(sim) as fs:
+            got = fs.read_file("/f1")
+            assert got == chunk and fs.check().ok
+            assert fs.read_file("/f0") in (chunk, chunk[:10] + b"z" * 5 + chunk[15:])
+            assert cairn.lib.cairn_discard(fs._ctx, 3) == cairn.Err.BADF  # not open
 
 
 def test_unmount_nospc_stays_mounted():

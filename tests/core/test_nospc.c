@@ -1170,6 +1170,113 @@ static void overwrite_run(const char *label, const char *model, uint32_t blocks,
     free(model_buf);
 }
 
+/* ---- (e) giving up on a full volume ---- */
+
+/* Files of 20,000 B until one is refused, the last kept as far as it got:
+ * a full volume with no garbage. Returns how many. */
+static int fill_no_garbage(struct tfs *t)
+{
+    const uint8_t *b = wbuf(20000, 91);
+    int n;
+    for (n = 0; n < 4000; n++) {
+        char path[32];
+        int fd, done;
+        sprintf(path, "/g%d", n);
+        fd = cairn_open(t->fs, path, CAIRN_O_WRONLY | CAIRN_O_CREAT);
+        if (fd < 0)
+            return n;
+        done = cairn_write(t->fs, fd, b, 20000) == 20000;
+        if (cairn_close(t->fs, fd) != 0 || !done)
+            return n + 1;
+    }
+    return n;
+}
+
+/* A full volume: shrinking frees space (cairn.h), so unsynced bytes can be
+ * given up. A new file's 100-byte synced appends until one is refused, then
+ * truncated to 0: the truncate and the close succeed (before: both NOSPC,
+ * the shrink wrote the page it cut first). After a growing truncate, refused
+ * or not, the handle closes (before, refused: its zeroed tail page stayed
+ * dirty, or on sd-like sat in the stage or was moved by the close, and the
+ * close got NOSPC as well). An overwrite whose close is refused is
+ * discarded (cairn_discard) and the file reads as synced. The volume then
+ * remounts with every file intact. The build before fails 3 of these checks
+ * on each volume. */
+static void give_up_run(const struct geo *g)
+{
+    struct tfs t;
+    int n, fd, rc, k, kept;
+    int32_t size, grown = 0;
+    struct cairn_info st;
+    t_fs_init(&t, geo_sim(g, 4), 0);
+    t_fs_format_mount(&t);
+    n = fill_no_garbage(&t);
+    fd = cairn_open(t.fs, "/new", CAIRN_O_RDWR | CAIRN_O_CREAT);
+    CHECK(fd >= 0, "[%s] give up: a create on the full volume (%d files): %d", g->name, n, fd);
+    if (fd < 0) {
+        t_fs_free(&t);
+        return;
+    }
+    for (k = 0, rc = 0; k < 10000 && rc == 0; k++) { /* until a sync finds no room */
+        rc = (int)cairn_write(t.fs, fd, wbuf(100, 92), 100);
+        if (rc == 100)
+            rc = cairn_file_sync(t.fs, fd);
+    }
+    CHECK(rc == CAIRN_ERR_NOSPC, "[%s] give up: 100-byte synced appends end in NOSPC (%d, "
+          "after %d)", g->name, rc, k);
+    rc = cairn_truncate(t.fs, fd, 0);
+    CHECK(rc == 0, "[%s] give up: truncate of the unsynced bytes to 0 succeeds (%d)", g->name,
+          rc);
+    rc = cairn_close(t.fs, fd);
+    CHECK(rc == 0, "[%s] give up: the handle closes (%d)", g->name, rc);
+    fd = cairn_open(t.fs, "/g0", CAIRN_O_RDWR);
+    size = fd >= 0 ? cairn_size(t.fs, fd) : fd;
+    rc = fd >= 0 ? cairn_truncate(t.fs, fd, size + 50000) : fd;
+    /* a hole may need no data page (NAND: it fits) */
+    CHECK(rc == CAIRN_ERR_NOSPC || rc == 0, "[%s] give up: a growing truncate: %d", g->name, rc);
+    CHECK(fd >= 0 && cairn_size(t.fs, fd) == (rc == 0 ? size + 50000 : size),
+          "[%s] give up: the size is %ld after it", g->name, (long)cairn_size(t.fs, fd));
+    if (rc == 0)
+        grown = 50000;
+    rc = fd >= 0 ? cairn_close(t.fs, fd) : fd;
+    CHECK(rc == 0, "[%s] give up: the handle closes after the truncate (%d)", g->name, rc);
+    /* an overwrite whose close is refused: discarded, the file as synced */
+    fd = cairn_open(t.fs, "/g1", CAIRN_O_RDWR);
+    rc = fd >= 0 ? (int)cairn_seek(t.fs, fd, 1000, CAIRN_SEEK_SET) : fd;
+    if (rc >= 0)
+        rc = (int)cairn_write(t.fs, fd, "discarded", 9);
+    rc = rc == 9 ? cairn_close(t.fs, fd) : rc;
+    CHECK(rc == CAIRN_ERR_NOSPC || rc == 0, "[%s] give up: an overwrite's close: %d", g->name,
+          rc);
+    kept = rc == 0; /* the overwrite found room: it stays */
+    if (rc == CAIRN_ERR_NOSPC) {
+        rc = cairn_discard(t.fs, fd);
+        CHECK(rc == 0, "[%s] give up: the refused handle is discarded (%d)", g->name, rc);
+        CHECK(cairn_discard(t.fs, fd) == CAIRN_ERR_BADF, "[%s] give up: a second discard is "
+              "BADF", g->name);
+        CHECK(t_check_file(t.fs, "/g1", wbuf(20000, 91), 20000, "give up"),
+              "[%s] give up: /g1 reads as synced after the discard", g->name);
+    }
+    printf("  [%s] give up: %d files, a synced append refused after %d, a growing truncate "
+           "%s, an overwrite's close %s\n", g->name, n, k, grown ? "fitted (a hole)" : "refused",
+           kept ? "fitted" : "refused, the handle discarded");
+    if (t_fs_remount(&t, "give up") == 0) {
+        rc = cairn_stat(t.fs, "/new", &st);
+        CHECK(rc == 0 && st.size == 0, "[%s] give up: /new is empty after a remount (%d, %ld)",
+              g->name, rc, (long)st.size);
+        uint8_t *want = wbuf(20000, 91);
+        if (kept)
+            memcpy(want + 1000, "discarded", 9);
+        CHECK(t_check_file(t.fs, "/g1", want, 20000, "give up"),
+              "[%s] give up: the other files are intact", g->name);
+        rc = cairn_stat(t.fs, "/g0", &st);
+        CHECK(rc == 0 && st.size == 20000 + grown, "[%s] give up: /g0 has %ld bytes", g->name,
+              (long)st.size);
+        t_fs_check(&t, "give up");
+    }
+    t_fs_free(&t);
+}
+
 int main(int argc, char **argv)
 {
     uint32_t steps = (uint32_t)t_env_u64("CAIRN_TEST_STEPS", 1200) * t_scale();
@@ -1249,6 +1356,9 @@ int main(int argc, char **argv)
         overwrite_run("nor-m25p16 2 MiB", "nor-m25p16", 32, 1, 2 << 20, 50, 512 * 1024, 6000);
         overwrite_run("nand-dhara 8 MiB", "nand-dhara", 64, 1, 8 << 20, 75, 1 << 20, 6000);
     }
+    if (!only || strcmp(only, "give-up") == 0)
+        for (gi = 0; gi < NGEOS; gi++)
+            give_up_run(&geos[gi]);
     if (!only || strcmp(only, "fresh") == 0) {
         promise_fresh("nor-m25p16 2 MiB", "nor-m25p16", 32);
         promise_fresh("sd-tf 48 MiB", "sd-tf", 12);

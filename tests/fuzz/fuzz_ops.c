@@ -112,9 +112,14 @@ static void one_call(struct run *r, uint8_t op, uint8_t a, uint8_t b)
         if (*fd >= 0)
             sound(r, cairn_truncate(fs, *fd, (int32_t)(b * 29u)), "truncate");
         break;
-    case 5:
-        if (*fd >= 0)
-            sound(r, cairn_close(fs, *fd), "close");
+    case 5: /* close; a close refused with NOSPC, and one in four, discarded */
+        if (*fd >= 0) {
+            long rc = b % 4u == 3u ? CAIRN_ERR_NOSPC : cairn_close(fs, *fd);
+            if (b % 4u != 3u)
+                sound(r, rc, "close");
+            if (rc == CAIRN_ERR_NOSPC)
+                sound(r, cairn_discard(fs, *fd), "discard");
+        }
         *fd = -1;
         break;
     case 6:
