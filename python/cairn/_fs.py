@@ -653,8 +653,8 @@ class File(_ClosedByWith):
     def close(self) -> None:
         """cairn_close (syncs a writable file). Idempotent. NoSpaceError, as
         in C: the file stays open with its unsynced data; free space (remove
-        or shrink another file) and close again, or remove this file to give
-        the data up (close then succeeds). Any other failure releases the
+        or shrink another file) and close again, or discard() it to give the
+        unsynced data up. Any other failure releases the
         handle (and is raised). Before, the handle was dropped on NOSPC too,
         and cairn kept it: four such closes used up max_open and every open
         after them failed with TooManyOpenError."""
