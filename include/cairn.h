@@ -160,7 +160,13 @@ size_t cairn_context_size(void);
 
 /* Writes an empty file system; fs is working space only (no mount results). */
 int cairn_format(cairn *fs, const struct cairn_config *cfg);
-/* fs points to cairn_context_size() bytes aligned to 8. */
+/* fs points to cairn_context_size() bytes aligned to 8; it needs no
+ * initialisation. Format and mount take the context as found: one still
+ * mounted is abandoned as a power cut would abandon it (what it held
+ * unsynced is lost, and memory cairn allocated for it, cfg.mem NULL, is not
+ * freed), which is how a simulated power cut is followed; unmount first
+ * otherwise. Every other call on a context that format, unmount or a failed
+ * mount left returns CAIRN_ERR_INVAL. */
 int cairn_mount(cairn *fs, const struct cairn_config *cfg);
 /* Syncs every open file, writes a clean checkpoint and releases the context
  * (open handles are dropped). NOSPC: still mounted, nothing lost (see the
@@ -232,15 +238,17 @@ int cairn_mkdir(cairn *fs, const char *path);
  * would (it marks the session begun: on NAND a checkpoint, which erases an
  * anchor block first), so a first write after it costs what a later one does.
  * cairn_fallocate reserves room for the open file to grow to
- * `length` bytes: while it stays open its writes up to there cannot fail with
- * CAIRN_ERR_NOSPC, and it gets a data head of its own (other writers share
+ * `length` bytes: while it stays open its writes that extend it up to there
+ * cannot fail with CAIRN_ERR_NOSPC, and it gets a data head of its own (other writers share
  * it only when promises hold every data head: below 64 segments there is
  * one, cairn_config.data_heads). The promise counts
  * the pages from the file's end at the first call (holes below it are not
- * covered); pages written again (overwrites, a partial last page at each
- * sync) are not charged to it, and two segments more are held back for the
- * tree and journal pages the writes need and the heads their collection
- * opens, until the file is closed. */
+ * covered, and a length at or below the size promises nothing); pages
+ * written again (overwrites, a partial last page at each sync) are not
+ * charged to it, and two segments more are held back for the tree and
+ * journal pages the writes need and the heads their collection opens, until
+ * the file is closed. An overwrite is not promised: on a volume filled to
+ * NOSPC it needs the collector to free what it writes, and may get NOSPC. */
 int32_t cairn_gc(cairn *fs, uint32_t budget);
 int cairn_fallocate(cairn *fs, int fd, int32_t length);
 
@@ -260,7 +268,12 @@ int32_t cairn_ring_capacity(cairn *fs, int fd);
 /* Sector interface: a fixed-size array of logical sectors stored in a file of
  * the volume (created on first open), for a FAT or other sector-based layer on
  * top of raw flash. sector_size divides the page size or is a multiple of it.
- * Sectors never written or trimmed read as zeros. */
+ * Sectors never written or trimmed read as zeros. The array is sparse: a
+ * sector takes flash when written, and on a volume that other files have
+ * filled, writes (rewrites too: flash is not rewritten in place) fail with
+ * CAIRN_ERR_NOSPC like a file's. cairn_bd_close refused with NOSPC leaves the
+ * array open with its data, as cairn_close does (cairn_discard(bd->fs,
+ * bd->fd) gives it up). */
 struct cairn_bd {
     cairn *fs;
     int fd;

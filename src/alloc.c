@@ -390,6 +390,25 @@ uint64_t cn_free_promise(const cairn *fs)
     return n > held ? (n - held) * fs->page_size : 0;
 }
 
+/* Node pages kept for a delete: what a record that frees space may write
+ * (the general bound of cn_meta_room). Records that free nothing, and GC's
+ * victims where its moves go to the metadata head, leave them there, so a
+ * remove works on a volume filled to NOSPC (cairn.h). Before, synced appends
+ * on small NAND volumes left the metadata head less than a remove's nodes at
+ * GC's floor, by their own nodes or by GC's moves, and every remove got
+ * NOSPC for good (test_nospc "wedge": 13 of its 24 volumes; DESIGN.md "A
+ * delete's room"). */
+static uint32_t delete_pages(const cairn *fs) { return (2u * fs->height + 4u) * fs->node_pages; }
+
+/* Is `spare` (room left beyond a call's own need) short of a delete's
+ * nodes when it matters: not for a delete's own records, not in a recovery,
+ * not while a commit can free a dead segment instead (a scan: asked last). */
+static int short_for_delete(const cairn *fs, uint32_t spare)
+{
+    return spare < delete_pages(fs) && fs->freeing != CN_FREEING_SPACE && !fs->recovering &&
+           cn_dead_segs(fs) == 0;
+}
+
 /* Can GC empty a victim with `live` pages in what it may use: its moves and
  * the node writes of the records and the commit, above its floor? A victim
  * that does not fit is not started, so GC never stops half-way with the
@@ -412,7 +431,10 @@ int cn_gc_fits(cairn *fs, uint32_t live, int at_once)
         have += (free - 1u) * fs->seg_pages; /* one stays for the recovery's commit */
     else if (free > CN_GC_FLOOR)
         have += (free - CN_GC_FLOOR) * fs->seg_pages;
-    return have >= need;
+    /* where its moves go to the metadata head, they leave a delete's nodes
+     * there too (with a cold head of their own they do not take them) */
+    return have >= need &&
+           (resolve(fs, CN_H_COLD) != CN_H_META || !short_for_delete(fs, have - need));
 }
 
 /* GC down at its floor with garbage all round: metadata took the room GC
@@ -442,12 +464,14 @@ int cn_gc_squeeze_fits(cairn *fs, uint32_t live)
     if (m->seg != CN_NONE && m->page < fs->seg_pages &&
         !(fs->segs[m->seg].flags & (CN_SF_FAILING | CN_SF_EVICT)))
         have += fs->seg_pages - m->page;
-    return have >= need;
+    return have >= need && !short_for_delete(fs, have - need);
 }
 
 /* Can the tree's next flush be written, with what the next record may add?
  * A flush must never fail half-way through applying a record, so this is
- * asked before the record is appended. */
+ * asked before the record is appended. A record that frees no space leaves
+ * a delete's room (short_for_delete); GC's own records had theirs counted
+ * when it began the victim (cn_gc_fits). */
 int cn_meta_room(cairn *fs, uint32_t extra)
 {
     const struct cn_head *m = &fs->head[CN_H_META];
@@ -458,5 +482,5 @@ int cn_meta_room(cairn *fs, uint32_t extra)
         have = fs->seg_pages - m->page;
     if (free > floor)
         have += (free - floor) * fs->seg_pages;
-    return have >= need || fs->recovering;
+    return fs->recovering || (have >= need && (fs->in_gc || !short_for_delete(fs, have - need)));
 }

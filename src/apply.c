@@ -639,7 +639,7 @@ int cn_record(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
 int cn_record_freeing(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
 {
     int err;
-    fs->freeing = 1;
+    fs->freeing = CN_FREEING_SPACE;
     err = cn_record(fs, type, p, len);
     fs->freeing = 0;
     return err;
@@ -669,7 +669,7 @@ int cn_record_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint
      * GC at its floor climbs out of (cn_gc_squeeze_fits). Before, a write
      * whose own data reached the reserve had its record refused at 38% full
      * (torture nor-w25q128-b4, seed 32): a short write, the data wasted. */
-    fs->freeing = 1; /* for the record's room and its application alike */
+    fs->freeing = CN_FREEING_NODES; /* for the record's room and its application alike */
     err = record_room(fs, 0);
     if (!err && cn_log_extend_extent(fs, id, fpage, phys, count, size) != 1) {
         uint8_t p[CN_RL_EXTENT];

@@ -95,7 +95,8 @@ int cairn_bd_open(cairn *fs, struct cairn_bd *bd, const char *path, uint32_t sec
             err = cairn_file_sync(fs, fd);
     }
     if (err) {
-        cairn_close(fs, fd);
+        if (cairn_close(fs, fd) != 0)
+            (void)cairn_discard(fs, fd); /* the refused growth holds nothing of the caller's */
         return err;
     }
     bd->fs = fs;
@@ -286,6 +287,8 @@ int cairn_bd_close(struct cairn_bd *bd)
     if (bd->fs == NULL || bd->fd < 0)
         return CAIRN_ERR_BADF;
     err = cairn_close(bd->fs, bd->fd);
+    if (err == CAIRN_ERR_NOSPC)
+        return err; /* as cairn_close: the array stays open with its data */
     bd->fs = NULL;
     bd->fd = -1;
     return err;

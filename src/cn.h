@@ -67,6 +67,10 @@
 /* fs->recovering: the last segments are open to a recovery until its first
  * checkpoint lands (seg.c cn_seg_alloc), closed again after it */
 enum cn_recovery { CN_RECOVERY_OPEN = 1, CN_RECOVERY_DURABLE = 2 };
+/* fs->freeing: the record's nodes may go down to GC's floor (a delete's, and
+ * an extent's, whose data is on flash already); a record that frees space
+ * (a delete's) may also use the journal pages kept for it (journal.c) */
+enum cn_freeing { CN_FREEING_NODES = 1, CN_FREEING_SPACE = 2 };
 
 /* ---- tree keys: (id:32 | kind:4 | sub:28), kinds in format.h ---- */
 static inline uint64_t cn_key(uint32_t id, unsigned kind, uint32_t sub)
@@ -389,8 +393,8 @@ struct cairn {
     uint8_t borrow;          /* a freeing commit may take one recovery segment */
     uint8_t unrecorded;      /* GC moved pages without records (a squeeze,
                               * gc.c): commit before the next record */
-    uint8_t freeing;         /* a delete's record (or an extent's, whose data is
-                              * written): its nodes may go down to GC's floor */
+    uint8_t freeing;         /* enum cn_freeing: a delete's record (or an
+                              * extent's, whose data is written) */
     uint8_t call_first;      /* the current call begins the session (its first write) */
     /* NOR, anchors of several erase blocks: 1 + the anchor (0, 1) whose run
      * began at format with only the blocks of its slot 0 erased; its blocks

@@ -15,6 +15,29 @@ static uint32_t limit(const cairn *fs)
 {
     return seg_bytes(fs) - (paged(fs) ? fs->page_size : CN_REC_HDR + CN_RL_NEXT);
 }
+
+/* Journal pages kept for records that free space (CN_FREEING_SPACE). */
+#define CN_LOG_KEEP_PAGES 2u
+
+/* Would a record ending at byte `end` of the journal's segment go past where
+ * it must stop? Down at the user reserve with no dead segment, the journal
+ * may soon neither continue in a fresh segment (GC may take the free ones
+ * down to the recovery's floor) nor roll over into a dead one: the last
+ * pages of its segment are then kept for records that free space, and a
+ * record that does not stops short and switches while it can. Before, on
+ * nand-dhara (4 MiB) synced 512 B appends to a second file filled the
+ * journal's segment at 2 free segments with none dead, and removing that file
+ * got NOSPC, as did every remove after (test_bd "full volume"). The segment
+ * counts are scans: asked only within the kept pages. */
+static int past_end(const cairn *fs, uint32_t end)
+{
+    uint32_t lim = limit(fs), keep = CN_LOG_KEEP_PAGES * fs->page_size;
+    if (end > lim)
+        return 1;
+    if (end <= lim - keep || fs->freeing == CN_FREEING_SPACE || lim <= 4u * keep)
+        return 0;
+    return cn_free_segs(fs) <= CN_RESERVE_SEGS && cn_dead_segs(fs) == 0;
+}
 static uint32_t log_page(const cairn *fs) { return fs->log.seg * fs->seg_pages + fs->log.off / fs->page_size; }
 
 /* NOR: program the bytes appended to the current page since the last flush. */
@@ -245,7 +268,7 @@ static int append_once(cairn *fs, uint8_t type, const uint8_t *payload, uint32_t
         if (err)
             return err;
     }
-    if (fs->log.off + size > limit(fs) || (fs->segs[fs->log.seg].flags & CN_SF_EVICT)) {
+    if (past_end(fs, fs->log.off + size) || (fs->segs[fs->log.seg].flags & CN_SF_EVICT)) {
         err = switch_segment(fs);
         if (err == CAIRN_ERR_NOSPC)
             err = roll_over(fs);
@@ -305,7 +328,7 @@ int cn_log_data_page(cairn *fs, uint32_t id, uint32_t fpage, int32_t size,
     int err;
     if (!fs->spare_tags || fs->log.off % fs->page_size != 0 ||
         (fs->segs[fs->log.seg].flags & CN_SF_EVICT) ||
-        fs->log.flushed != fs->log.off || fs->log.off + fs->page_size > limit(fs))
+        fs->log.flushed != fs->log.off || past_end(fs, fs->log.off + fs->page_size))
         return 1;
     *phys = log_page(fs);
     cn_make_tag(tag, CN_TAG_LOG, id, fpage, fs->log.seq, size, data, fs->page_size);

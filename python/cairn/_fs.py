@@ -809,13 +809,32 @@ class BlockDevice(_ClosedByWith):
         check(lib.cairn_bd_sync(self._b("bd_sync")), "bd_sync", self.name)
 
     def close(self) -> None:
-        """cairn_bd_close (syncs). Idempotent."""
+        """cairn_bd_close (syncs). Idempotent. NoSpaceError, as in C: the
+        array stays open with its data; free space and close again, or
+        discard() it."""
         if not self._open:
             return
+        if self._fs._mounted:
+            rc = lib.cairn_bd_close(self._bd)
+            if rc == lib.CAIRN_ERR_NOSPC:
+                check(rc, "bd_close", self.name)
+        else:
+            rc = 0
         self._open = False
         self._fs._handles.discard(self)
-        if self._fs._mounted:
-            check(lib.cairn_bd_close(self._bd), "bd_close", self.name)
+        check(rc, "bd_close", self.name)
+
+    def discard(self) -> None:
+        """cairn_discard on the array's handle: closes it without a sync
+        (what it held unsynced in RAM is given up). Idempotent."""
+        if not self._open:
+            return
+        rc = lib.cairn_discard(self._fs._ctx, self._bd.fd) if self._fs._mounted else 0
+        self._open = False
+        self._fs._handles.discard(self)
+        self._bd.fs = ffi.NULL
+        self._bd.fd = -1
+        check(rc, "discard", self.name)
 
     # FS._drop_handles sets _fd = -1 on every handle when the mount ends
     @property

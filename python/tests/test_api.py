@@ -522,6 +522,42 @@ def test_write_file_nospc_gives_back():
             assert fs.check().ok
 
 
+def test_block_device_close_nospc_keeps_it_open():
+    """cairn_bd_close refused with NOSPC leaves the array open with its data
+    (cairn.h), in C and here: a sub-page sector written after other files
+    filled the volume waits in RAM, the close is refused, the sector reads
+    back, and after a remove the close succeeds and a remount has it. Before,
+    both dropped the handle: cairn kept the file open, unreachable."""
+    with make_sim("nor") as sim:
+        cairn.format(sim)
+        with cairn.mount(sim) as fs:
+            bd = fs.block_device("/disk", 128, 64)  # 128 B sectors, 256 B pages
+            bd.write(0, pattern(128 * 64, 3))
+            bd.sync()
+            _fill(fs, pattern(20_000, 7))
+            refused = 0
+            for s in range(0, 64, 2):
+                try:
+                    bd.write(s, bytes([s]) * 128)
+                except cairn.NoSpaceError:
+                    continue
+                try:
+                    bd.close()
+                except cairn.NoSpaceError:
+                    refused = s + 1
+                    break
+                bd = fs.block_device("/disk", 128, 64)
+            assert refused, "no close was refused on the full volume"
+            assert not bd.closed
+            assert bd.read(refused - 1) == bytes([refused - 1]) * 128
+            fs.remove("/f0")
+            bd.close()
+            assert bd.closed
+            fs.remount()
+            with fs.block_device("/disk", 128, 64) as again:
+                assert again.read(refused - 1) == bytes([refused - 1]) * 128
+
+
 def test_discard_gives_unsynced_data_up():
     """cairn_discard releases a handle whose close was refused with NOSPC:
     the file reads as it was synced, the handle is free again."""

@@ -853,6 +853,120 @@ static void errors(void)
     printf("  error codes: checked\n");
 }
 
+/* ==== 5. a full volume ==== */
+
+/* Fills the volume with /fill in synced pages until NOSPC; the unsynced
+ * rest is given up. */
+static void fill_volume(struct tfs *t)
+{
+    uint8_t page[512];
+    int32_t w, ps = (int32_t)page_of(t), n = ps < 512 ? ps : 512;
+    int fd = cairn_open(t->fs, "/fill", CAIRN_O_WRONLY | CAIRN_O_CREAT);
+    if (fd < 0)
+        t_fatal("open /fill: %s", t_errname(fd));
+    memset(page, 0x5A, sizeof page);
+    do {
+        w = cairn_write(t->fs, fd, page, n);
+        if (w == n)
+            w = cairn_file_sync(t->fs, fd) == 0 ? n : CAIRN_ERR_NOSPC;
+    } while (w == n);
+    CHECK(w == CAIRN_ERR_NOSPC || (w >= 0 && w < n), "fill ends in NOSPC: %d %s", (int)w,
+          t_errname(w));
+    if (cairn_close(t->fs, fd) != 0)
+        ERR(cairn_discard(t->fs, fd), 0, "discard /fill");
+}
+
+/* Sector s of r->model is what reading it gives now, whole or per page. */
+static int sector_is_old_or_new(struct mrun *r, uint32_t s, const uint8_t *nw)
+{
+    uint32_t ps = page_of(&r->t), unit = r->ss < ps ? r->ss : ps, o;
+    uint8_t *old = r->model + (size_t)s * r->ss;
+    if (cairn_bd_read(&r->bd, s, r->buf, 1) != 0)
+        return 0;
+    for (o = 0; o < r->ss; o += unit)
+        if (memcmp(r->buf + o, old + o, unit) != 0 && memcmp(r->buf + o, nw + o, unit) != 0)
+            return 0;
+    memcpy(old, r->buf, r->ss);
+    return 1;
+}
+
+/* An array written whole, then a volume filled around it: rewrites until
+ * NOSPC, then sync and close refused keep the array open and its data;
+ * after room is made, close succeeds and a remount reads what was written. */
+static void full_run(int medium, uint32_t ss, uint64_t seed)
+{
+    struct mrun r;
+    uint64_t rng = seed;
+    uint8_t *nw;
+    uint32_t s, writes = 0, refused = 0;
+    int rc = 0, i;
+    memset(&r, 0, sizeof r);
+    r.ss = ss;
+    r.label = "full";
+    t_fs_init(&r.t, vol_sim(medium, seed), 0);
+    t_fs_format_mount(&r.t);
+    r.count = array_sectors(&r.t, ss, 300);
+    r.model = xmalloc((size_t)r.count * ss);
+    r.buf = xmalloc(ss);
+    nw = xmalloc(ss);
+    t_pattern(r.model, (size_t)r.count * ss, seed);
+    ERR(cairn_bd_open(r.t.fs, &r.bd, "/disk", ss, r.count), 0, "full: open");
+    ERR(cairn_bd_write(&r.bd, 0, r.model, r.count), 0, "full: write the array");
+    ERR(cairn_bd_sync(&r.bd), 0, "full: sync the array");
+    fill_volume(&r.t);
+    for (i = 0; i < 20000 && rc == 0; i++) {
+        s = t_randn(&rng, r.count);
+        t_pattern(nw, ss, rng);
+        rc = cairn_bd_write(&r.bd, s, nw, 1);
+        if (rc == 0) {
+            memcpy(r.model + (size_t)s * ss, nw, ss);
+            writes++;
+            if (t_randn(&rng, 8) == 0)
+                rc = cairn_bd_sync(&r.bd);
+        } else {
+            CHECK(rc == CAIRN_ERR_NOSPC, "full: write %s", t_errname(rc));
+            CHECK(sector_is_old_or_new(&r, s, nw), "full: a refused write left sector %u "
+                  "neither old nor new", (unsigned)s);
+        }
+    }
+    if (rc == 0) /* rewrites alone may never run out: the array keeps its pages */
+        rc = cairn_bd_sync(&r.bd);
+    if (ss < page_of(&r.t)) {
+        /* a part of a page waits in RAM: the write succeeds, its sync and
+         * close may find no room */
+        t_pattern(nw, ss, rng + 1);
+        s = t_randn(&rng, r.count);
+        rc = cairn_bd_write(&r.bd, s, nw, 1);
+        CHECK(rc == 0 || rc == CAIRN_ERR_NOSPC, "full: a sub-page write: %s", t_errname(rc));
+        if (rc == 0)
+            memcpy(r.model + (size_t)s * ss, nw, ss);
+        else
+            CHECK(sector_is_old_or_new(&r, s, nw), "full: a refused sub-page write");
+    }
+    rc = cairn_bd_close(&r.bd);
+    while (rc == CAIRN_ERR_NOSPC && refused < 3) {
+        refused++;
+        CHECK(r.bd.fs != NULL && r.bd.fd >= 0, "full: a close refused keeps the array open");
+        CHECK(m_cmp_all(&r, "full, close refused") == 0, "full: reads after a refused close");
+        if (refused == 1)
+            ERR(cairn_remove(r.t.fs, "/fill"), 0, "full: remove /fill");
+        rc = cairn_bd_close(&r.bd);
+    }
+    ERR(rc, 0, "full: close after room was made");
+    CHECK(r.bd.fs == NULL, "full: closed");
+    ERR(t_fs_remount(&r.t, "full"), 0, "full: remount");
+    ERR(cairn_bd_open(r.t.fs, &r.bd, "/disk", ss, r.count), 0, "full: reopen");
+    CHECK(m_cmp_all(&r, "full, remounted") == 0, "full: the array after a remount");
+    ERR(cairn_bd_close(&r.bd), 0, "full: close");
+    printf("  full volume, %s, %u-byte sectors: %u sectors, %u rewrites, %u closes refused\n",
+           medium == T_NOR ? "NOR" : medium == T_NAND ? "NAND" : "BLOCK", (unsigned)ss,
+           (unsigned)r.count, (unsigned)writes, (unsigned)refused);
+    free(nw);
+    free(r.buf);
+    free(r.model);
+    t_fs_free(&r.t);
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -882,6 +996,12 @@ int main(int argc, char **argv)
 
     printf("errors:\n");
     errors();
+
+    printf("full volume:\n");
+    full_run(T_NOR, 128, seed);
+    full_run(T_NOR, 512, seed);
+    full_run(T_NAND, 512, seed);
+    full_run(T_BLOCK, 512, seed);
     return t_summary("test_bd");
 }
 

@@ -1277,6 +1277,72 @@ static void give_up_run(const struct geo *g)
     t_fs_free(&t);
 }
 
+
+/* (f) wedge: files filled in turns with synced appends until each is
+ * refused, then every one removed, three rounds on one volume. A remove must
+ * always work (cairn.h): its records take journal pages and tree nodes that
+ * no other call may use up. Before session 27 NAND volumes filled this way
+ * got NOSPC from the remove, and from every remove after, for good: the
+ * appends' journal pages filled the journal's segment at 2 free segments
+ * with none dead, or their nodes left the metadata head too little room for
+ * the remove's (a random hunt: 7 of 40 filled volumes). */
+static int wedge_round(struct tfs *t, const char *label, int round, int nf, int32_t sz)
+{
+    int fd[3], i, live = nf, turn = 0, rc;
+    char name[24];
+    long steps = 0;
+    for (i = 0; i < nf; i++) {
+        sprintf(name, "/w%d.%d", round, i);
+        fd[i] = cairn_open(t->fs, name, CAIRN_O_RDWR | CAIRN_O_CREAT);
+        CHECK(fd[i] >= 0, "[%s] wedge: create %s: %s", label, name, t_errname(fd[i]));
+        if (fd[i] < 0)
+            return 1;
+    }
+    while (live > 0 && steps++ < 100000) {
+        int k = turn++ % nf;
+        int32_t w;
+        if (fd[k] < 0)
+            continue;
+        w = cairn_write(t->fs, fd[k], wbuf(sz, (uint64_t)steps), sz);
+        w = w == sz ? cairn_file_sync(t->fs, fd[k]) : w < 0 ? w : CAIRN_ERR_NOSPC;
+        if (w == 0)
+            continue;
+        CHECK(w == CAIRN_ERR_NOSPC, "[%s] wedge: an append: %s", label, t_errname(w));
+        if (cairn_close(t->fs, fd[k]) != 0)
+            CHECK(cairn_discard(t->fs, fd[k]) == 0, "[%s] wedge: discard", label);
+        fd[k] = -1;
+        live--;
+    }
+    for (i = 0; i < nf; i++) {
+        sprintf(name, "/w%d.%d", round, i);
+        if (fd[i] >= 0 && cairn_close(t->fs, fd[i]) != 0)
+            cairn_discard(t->fs, fd[i]);
+        rc = cairn_remove(t->fs, name);
+        CHECK(rc == 0, "[%s] wedge: round %d, %d files of %ld-byte appends: remove %s: %s",
+              label, round, nf, (long)sz, name, t_errname(rc));
+        if (rc != 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int wedge_run(const char *model, uint32_t blocks, int nf, int32_t sz)
+{
+    struct tfs t;
+    char label[48];
+    int round, bad = 0;
+    sprintf(label, "%s %u blocks", model, (unsigned)blocks);
+    t_fs_init(&t, t_sim_model(model, blocks, 0, blocks), 0);
+    t_fs_format_mount(&t);
+    for (round = 0; round < 3 && !bad; round++)
+        bad = wedge_round(&t, label, round, nf, sz);
+    if (!bad)
+        CHECK(t_fs_remount(&t, "wedge") == 0 && t_fs_check(&t, "wedge") == 0,
+              "[%s] wedge: remount and check", label);
+    t_fs_free(&t);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     uint32_t steps = (uint32_t)t_env_u64("CAIRN_TEST_STEPS", 1200) * t_scale();
@@ -1359,6 +1425,24 @@ int main(int argc, char **argv)
     if (!only || strcmp(only, "give-up") == 0)
         for (gi = 0; gi < NGEOS; gi++)
             give_up_run(&geos[gi]);
+    if (!only || strcmp(only, "wedge") == 0) {
+        /* (the code before session 27 wedged 50 of 60 such NAND volumes,
+         * among them 13 of these 16; none of 18 NOR ones) */
+        static const struct {
+            const char *model;
+            uint32_t blocks;
+        } wv[] = {{"nand-jffs2", 25}, {"nand-jffs2", 31}, {"nand-dhara", 28},
+                  {"nand-dhara", 34}, {"nor-m25p16", 16}, {"nor-m25p16", 32}};
+        static const int32_t wsz[] = {512, 700};
+        unsigned v, k;
+        int runs = 0, bad = 0, nf;
+        for (v = 0; v < sizeof wv / sizeof wv[0]; v++)
+            for (nf = 1; nf <= 3; nf += 2)
+                for (k = 0; k < 2; k++, runs++)
+                    bad += wedge_run(wv[v].model, wv[v].blocks, nf, wsz[k]);
+        printf("  wedge: %d volumes filled 3 times by synced appends, %d refused a remove\n",
+               runs, bad);
+    }
     if (!only || strcmp(only, "fresh") == 0) {
         promise_fresh("nor-m25p16 2 MiB", "nor-m25p16", 32);
         promise_fresh("sd-tf 48 MiB", "sd-tf", 12);
