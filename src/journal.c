@@ -34,8 +34,8 @@ static int past_end(const cairn *fs, uint32_t end)
     uint32_t lim = limit(fs), keep = CN_LOG_KEEP_PAGES * fs->page_size;
     if (end > lim)
         return 1;
-    if (end <= lim - keep || fs->freeing == CN_FREEING_SPACE || lim <= 4u * keep)
-        return 0;
+    if (lim <= 4u * keep || end <= lim - keep || fs->freeing == CN_FREEING_SPACE)
+        return 0; /* (a small segment keeps nothing) */
     return cn_free_segs(fs) <= CN_RESERVE_SEGS && cn_dead_segs(fs) == 0;
 }
 static uint32_t log_page(const cairn *fs) { return fs->log.seg * fs->seg_pages + fs->log.off / fs->page_size; }
