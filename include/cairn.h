@@ -259,7 +259,9 @@ int cairn_fallocate(cairn *fs, int fd, int32_t length);
  * pages as it fills and writes new pages before it gives up old ones, so on
  * a volume other files have filled its appends fail with CAIRN_ERR_NOSPC
  * like any write; cairn_fallocate(fs, fd, capacity) on the open ring holds
- * its room, and its appends then go on however full the volume gets. */
+ * its room (also when the ring is full, opened again after a remount: then
+ * the room its laps need), and its appends then go on however full the
+ * volume gets. */
 int cairn_ring_create(cairn *fs, const char *path, int32_t capacity);
 /* The capacity in bytes of the ring open as fd (what cairn_ring_create was
  * given), 0 when fd is a plain file, CAIRN_ERR_BADF for a bad handle. */

@@ -331,7 +331,7 @@ int cairn_check(cairn *fs, struct cairn_check_report *report, cairn_check_fn rep
     c.count_only = 0;
     /* every node gets its address first, so each is counted where it lives */
     if (!fs->read_only)
-        err = cn_cache_flush(fs);
+        err = cn_flush_nodes(fs);
     for (c.lo = fs->seg_base; c.lo < fs->seg_count && !err; c.lo += WINDOW) {
         memset(fs->recbuf, 0, CN_REC_MAX);
         err = cn_tree_walk(fs, count_node, &c);

@@ -593,6 +593,7 @@ void cn_write_call_ends(cairn *fs);
 int cn_evict_for_anchor(cairn *fs);
 int cn_space_for_user(cairn *fs, int last);
 int cn_space_for_records(cairn *fs);
+int cn_flush_nodes(cairn *fs);
 int cn_reserve(cairn *fs, struct cn_file *f, uint32_t pages);
 int cn_finish_orphans(cairn *fs, uint32_t budget);
 

@@ -975,9 +975,15 @@ int cairn_fallocate(cairn *fs, int fd, int32_t length)
     if (f->reserved == 0)
         f->resv_top = (uint32_t)(((uint64_t)(uint32_t)f->size + ps_of(fs) - 1) / ps_of(fs));
     have = f->resv_top + (f->reserved > 0 ? f->reserved - CN_RESV_MARGIN(fs) : 0);
-    if (err || want <= have)
+    /* a ring writes its slots again lap after lap, which the promise never
+     * charges: what it holds is the margin. A ring full at the call (opened
+     * again after a remount) still needs that margin, else its next lap finds
+     * the volume full (before: a fallocate of the capacity returned 0 and
+     * promised nothing; the ring's appends then came up short) */
+    if (err || (want <= have && (f->reserved > 0 || !cn_is_ring(f))))
         return err;
-    return cn_reserve(fs, f, want - have + (f->reserved > 0 ? 0 : CN_RESV_MARGIN(fs)));
+    return cn_reserve(fs, f, (want > have ? want - have : 0u) +
+                                 (f->reserved > 0 ? 0u : CN_RESV_MARGIN(fs)));
 }
 
 int cairn_fstat(cairn *fs, int fd, struct cairn_info *info)

@@ -646,7 +646,7 @@ int cairn_unmount(cairn *fs)
         err = cairn_sync(fs);
     if (!err && !fs->read_only &&
         (!fs->session_pending || (fs->dirty_nodes > 0 && !fs->unwritten))) {
-        err = cn_cache_flush(fs);
+        err = cn_flush_nodes(fs);
         if (!err) {
             cn_seg_release_dead(fs);
             err = cn_ckpt_write(fs, 1);
