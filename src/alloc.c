@@ -431,15 +431,10 @@ int cn_gc_fits(cairn *fs, uint32_t live, int at_once)
         have += (free - 1u) * fs->seg_pages; /* one stays for the recovery's commit */
     else if (free > CN_GC_FLOOR)
         have += (free - CN_GC_FLOOR) * fs->seg_pages;
-    /* where its moves go to the metadata head, a victim emptied in steps
-     * leaves a delete's nodes there too (with a cold head of their own they
-     * do not take them). One emptied at once is dead when the call ends, and
-     * a delete's commit frees it (short_for_delete): with the keep, GC at
-     * its floor refused every victim on 320 KiB of nor-w25q128 two thirds
-     * garbage, and an unmount got NOSPC for its flush (DESIGN.md "A delete's
-     * room") */
-    return have >= need && (at_once || resolve(fs, CN_H_COLD) != CN_H_META ||
-                            !short_for_delete(fs, have - need));
+    /* where its moves go to the metadata head, they leave a delete's nodes
+     * there too (with a cold head of their own they do not take them) */
+    return have >= need &&
+           (resolve(fs, CN_H_COLD) != CN_H_META || !short_for_delete(fs, have - need));
 }
 
 /* GC down at its floor with garbage all round: metadata took the room GC
@@ -469,7 +464,7 @@ int cn_gc_squeeze_fits(cairn *fs, uint32_t live)
     if (m->seg != CN_NONE && m->page < fs->seg_pages &&
         !(fs->segs[m->seg].flags & (CN_SF_FAILING | CN_SF_EVICT)))
         have += fs->seg_pages - m->page;
-    return have >= need; /* emptied at once: dead at the end (cn_gc_fits) */
+    return have >= need && !short_for_delete(fs, have - need);
 }
 
 /* Can the tree's next flush be written, with what the next record may add?
