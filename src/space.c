@@ -88,10 +88,11 @@ static int record_space(cairn *fs)
  * nodes were admitted at GC's floor (alloc.c floor_of: a record that frees
  * space may take the metadata head's last segment above it); once the
  * remove is done the head's own floor is back, and with free segments down
- * there the nodes had nowhere to go until the next operation's settle
- * collected: an unmount with every file closed got NOSPC on 320 KiB of
- * nor-w25q128 with two thirds of the volume garbage. Collect as that settle
- * would, then write them. */
+ * there the nodes have nowhere to go until the next operation's settle
+ * collects. Collect as that settle would, then write them. Where GC keeps a
+ * delete's room it may refuse every victim (small NOR volumes: an unmount
+ * with every file closed still gets NOSPC there, as cairn.h allows;
+ * DESIGN.md "Session 28"). */
 int cn_flush_nodes(cairn *fs)
 {
     int err = cn_cache_flush(fs);
