@@ -410,13 +410,15 @@ static int short_for_delete(const cairn *fs, uint32_t spare)
 }
 
 /* Can GC empty a victim with `live` pages in what it may use: its moves and
- * the node writes of the records and the commit, above its floor? A victim
+ * the node writes of the records and the commit, and `log_segs` segments its
+ * records take for the journal (gc.c victim_fits), above its floor? A victim
  * that does not fit is not started, so GC never stops half-way with the
  * reserve used up. */
-int cn_gc_fits(cairn *fs, uint32_t live, int at_once)
+int cn_gc_fits(cairn *fs, uint32_t live, uint32_t log_segs, int at_once)
 {
     uint32_t free = cn_free_segs(fs), have = 0, h;
-    uint32_t need = live + (fs->dirty_nodes + fs->height + 4u) * fs->node_pages;
+    uint32_t need = live + (fs->dirty_nodes + fs->height + 4u) * fs->node_pages +
+                    log_segs * fs->seg_pages;
     for (h = CN_H_META; h <= CN_H_COLD; h++) {
         const struct cn_head *hd = &fs->head[resolve(fs, h)];
         if (resolve(fs, h) == h && hd->seg != CN_NONE && hd->page < fs->seg_pages)

@@ -527,7 +527,7 @@ int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t fpage,
                   uint32_t want, uint32_t *page_out, uint32_t *got);
 int cn_meta_room(cairn *fs, uint32_t extra);
 int cn_heads_check(cairn *fs);
-int cn_gc_fits(cairn *fs, uint32_t live, int at_once);
+int cn_gc_fits(cairn *fs, uint32_t live, uint32_t log_segs, int at_once);
 int cn_gc_squeeze_fits(cairn *fs, uint32_t live);
 uint64_t cn_free_promise(const cairn *fs);
 uint32_t cn_reserved_segs(const cairn *fs);
@@ -545,6 +545,7 @@ int cn_log_extend_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys,
                          uint32_t count, int32_t size);
 int cn_log_flush(cairn *fs);
 int cn_log_restart(cairn *fs, uint32_t floor);
+int cn_log_would_switch(const cairn *fs, uint32_t records, uint32_t len);
 int cn_session_begin(cairn *fs);
 typedef int (*cn_rec_fn)(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len,
                          void *arg);

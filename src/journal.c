@@ -236,6 +236,15 @@ CN_NOINLINE static int move_log(cairn *fs)
     return cn_ckpt_write(fs, 0);
 }
 
+/* Does the journal's segment die with the next checkpoint, as cn_dead_segs
+ * counts a segment: nothing live (no tagged data page), not failing
+ * (retired, not freed), not an anchor's replacement? */
+static uint32_t log_seg_dies(const cairn *fs)
+{
+    const struct cn_seg *g = &fs->segs[fs->log.seg];
+    return g->live == 0 && !(g->flags & (CN_SF_FAILING | CN_SF_EVICT)) ? 1u : 0u;
+}
+
 /* The journal's segment is full and the free segments are down at the
  * recovery's two, the journal's floor: a switch would take one of them. The
  * journal continues in a fresh segment behind a checkpoint instead (as after
@@ -248,13 +257,41 @@ CN_NOINLINE static int move_log(cairn *fs)
  * must leave the recovery its two segments (DESIGN.md "Space"). */
 static int roll_over(cairn *fs)
 {
-    const struct cn_seg *g = &fs->segs[fs->log.seg];
-    /* the old segment dies as cn_dead_segs counts a segment: nothing live,
-     * not failing (retired, not freed), not an anchor's replacement */
-    uint32_t dies = g->live == 0 && !(g->flags & (CN_SF_FAILING | CN_SF_EVICT)) ? 1u : 0u;
-    if (fs->recovering || cn_dead_segs(fs) + dies == 0)
+    if (fs->recovering || cn_dead_segs(fs) + log_seg_dies(fs) == 0)
         return CAIRN_ERR_NOSPC;
     return move_log(fs);
+}
+
+/* GC's records roll the journal over in place (a checkpoint frees the old
+ * segment) where they can, rather than take a free segment a victim's moves
+ * or nodes were counted on (gc.c victim_fits). */
+static int gc_rolls_in_place(const cairn *fs)
+{
+    return fs->in_gc && !fs->recovering && log_seg_dies(fs);
+}
+
+/* Would `records` records of `len` payload bytes each, appended now by GC,
+ * take the journal into a fresh segment, one of the free ones? (Counted as
+ * if its kept pages were kept, a record a page on paged media where no more
+ * fit, the current page as used.) Not where GC rolls it over in place. On
+ * 61 blocks of nand-jffs2, at 3 free segments, the journal (a tagged data
+ * page in its segment) switched in the middle of a victim's moves and took
+ * the segment the moves needed: GC stopped half-way with the metadata head
+ * full, and every remove after got NOSPC for good (the session-29 wedge
+ * hunt, seed 7). */
+int cn_log_would_switch(const cairn *fs, uint32_t records, uint32_t len)
+{
+    uint32_t lim = limit(fs), keep = CN_LOG_KEEP_PAGES * fs->page_size, rec = CN_REC_HDR + len;
+    uint64_t end = fs->log.off;
+    if (paged(fs)) {
+        uint32_t per = fs->page_size / rec > 0 ? fs->page_size / rec : 1u;
+        end += (uint64_t)((records + per - 1u) / per + 1u) * fs->page_size;
+    } else {
+        end += (uint64_t)records * rec;
+    }
+    if (lim > 4u * keep)
+        lim -= keep;
+    return end > lim && (fs->recovering || !log_seg_dies(fs));
 }
 
 static int append_once(cairn *fs, uint8_t type, const uint8_t *payload, uint32_t len)
@@ -269,7 +306,7 @@ static int append_once(cairn *fs, uint8_t type, const uint8_t *payload, uint32_t
             return err;
     }
     if (past_end(fs, fs->log.off + size) || (fs->segs[fs->log.seg].flags & CN_SF_EVICT)) {
-        err = switch_segment(fs);
+        err = gc_rolls_in_place(fs) ? move_log(fs) : switch_segment(fs);
         if (err == CAIRN_ERR_NOSPC)
             err = roll_over(fs);
         if (err)

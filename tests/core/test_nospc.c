@@ -1343,6 +1343,98 @@ static int wedge_run(const char *model, uint32_t blocks, int nf, int32_t sz)
     return bad;
 }
 
+/* (f2) wedge, mixed (session 29): random small volumes (nand-dhara and
+ * nand-jffs2 24-64 blocks, nor-m25p16 16-32, nor-w25q128 64-463 sectors,
+ * zero config) filled by 1-4 files in turns of appends of their own size
+ * (1-100 B, 400-800 B, 1,000-4,000 B, or any up to 4 KiB each), synced, or
+ * in half the volumes written unsynced a quarter of the time, until each is
+ * refused; a file refused is closed (or discarded), then every file removed,
+ * half the rounds followed by a remount; three rounds, then a remount and
+ * cairn_check. No remove may fail. The build before session 29 wedged 2 of
+ * 320 such volumes (GC started a victim whose moves and nodes each needed a
+ * fresh segment, or whose records switched the journal, with one segment
+ * above its floor); `test_nospc wedge-mixed SEED RUNS` hunts further. */
+static int wedge_mixed_round(struct tfs *t, const char *label, int round, int nf, uint64_t *rs,
+                             int unsynced)
+{
+    int fd[4], i, live = nf, turn = 0, rc;
+    int32_t sz[4];
+    char name[24];
+    long steps = 0;
+    for (i = 0; i < nf; i++) {
+        uint32_t kind = t_randn(rs, 4);
+        sprintf(name, "/m%d.%d", round, i);
+        fd[i] = cairn_open(t->fs, name, CAIRN_O_RDWR | CAIRN_O_CREAT);
+        CHECK(fd[i] >= 0, "[%s] wedge-mixed: create %s: %s", label, name, t_errname(fd[i]));
+        if (fd[i] < 0)
+            return 1;
+        sz[i] = kind == 0   ? 1 + (int32_t)t_randn(rs, 100)
+                : kind == 1 ? 400 + (int32_t)t_randn(rs, 400)
+                : kind == 2 ? 1000 + (int32_t)t_randn(rs, 3000)
+                            : -1; /* a new size each append */
+    }
+    while (live > 0 && steps++ < 200000) {
+        int k = turn++ % nf;
+        int32_t w, n;
+        if (fd[k] < 0)
+            continue;
+        n = sz[k] > 0 ? sz[k] : 1 + (int32_t)t_randn(rs, 4096);
+        w = cairn_write(t->fs, fd[k], wbuf(n, (uint64_t)steps), n);
+        if (w == n && (!unsynced || t_randn(rs, 4) != 0))
+            w = cairn_file_sync(t->fs, fd[k]);
+        else if (w == n)
+            continue;
+        else if (w >= 0)
+            w = CAIRN_ERR_NOSPC; /* a short write: the volume is full */
+        if (w == 0)
+            continue;
+        CHECK(w == CAIRN_ERR_NOSPC, "[%s] wedge-mixed: an append: %s", label, t_errname(w));
+        if (cairn_close(t->fs, fd[k]) != 0)
+            CHECK(cairn_discard(t->fs, fd[k]) == 0, "[%s] wedge-mixed: discard", label);
+        fd[k] = -1;
+        live--;
+    }
+    for (i = 0; i < nf; i++)
+        if (fd[i] >= 0 && cairn_close(t->fs, fd[i]) != 0)
+            cairn_discard(t->fs, fd[i]);
+    for (i = 0; i < nf; i++) {
+        sprintf(name, "/m%d.%d", round, i);
+        rc = cairn_remove(t->fs, name);
+        CHECK(rc == 0, "[%s] wedge-mixed: round %d, %d files: remove %s: %s", label, round, nf,
+              name, t_errname(rc));
+        if (rc != 0)
+            return 1;
+    }
+    if (t_randn(rs, 2) && t_fs_remount(t, "wedge-mixed") != 0)
+        return 1;
+    return 0;
+}
+
+static int wedge_mixed_run(uint64_t seed, int run)
+{
+    static const char *const models[] = {"nand-dhara", "nand-jffs2", "nor-m25p16", "nor-w25q128"};
+    uint64_t rs = seed * 1000003u + (uint64_t)run * 7919u + 1u;
+    unsigned m = t_randn(&rs, 4);
+    uint32_t blocks = m < 2    ? 24 + t_randn(&rs, 41)
+                      : m == 2 ? 16 + t_randn(&rs, 17)
+                               : 64 + t_randn(&rs, 400);
+    int nf = 1 + (int)t_randn(&rs, 4), unsynced = (int)t_randn(&rs, 2), round, bad = 0;
+    char label[80];
+    struct tfs t;
+    sprintf(label, "seed %llu run %d: %s %u blocks", (unsigned long long)seed, run, models[m],
+            (unsigned)blocks);
+    t_fs_init(&t, t_sim_model(models[m], blocks, 0, blocks), 0);
+    t_fs_format_mount(&t);
+    for (round = 0; round < 3 && !bad; round++)
+        bad = wedge_mixed_round(&t, label, round, nf, &rs, unsynced);
+    if (!bad)
+        bad = t_fs_remount(&t, "wedge-mixed") != 0 || t_fs_check(&t, "wedge-mixed") != 0;
+    if (bad)
+        t_fs_abandon(&t); /* (a refused remove may leave the unmount refused too) */
+    t_fs_free(&t);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     uint32_t steps = (uint32_t)t_env_u64("CAIRN_TEST_STEPS", 1200) * t_scale();
@@ -1442,6 +1534,25 @@ int main(int argc, char **argv)
                     bad += wedge_run(wv[v].model, wv[v].blocks, nf, wsz[k]);
         printf("  wedge: %d volumes filled 3 times by synced appends, %d refused a remove\n",
                runs, bad);
+    }
+    if (!only || strcmp(only, "wedge") == 0 || strcmp(only, "wedge-mixed") == 0) {
+        /* the volumes that wedged before session 29 (seed 7 run 26: nand-jffs2
+         * 61 blocks, the journal's switch; seed 6 run 30: nand-jffs2 64
+         * blocks, a pooled count of the heads), then a few of a fresh seed */
+        static const struct {
+            uint64_t seed;
+            int run;
+        } known[] = {{7, 26}, {6, 30}};
+        uint64_t seed = argc > 2 && strcmp(only, "wedge-mixed") == 0 ? strtoull(argv[2], 0, 0) : 29;
+        int runs = argc > 3 ? atoi(argv[3]) : 4, r, bad = 0, n = 0;
+        unsigned k;
+        if (argc <= 2)
+            for (k = 0; k < sizeof known / sizeof known[0]; k++, n++)
+                bad += wedge_mixed_run(known[k].seed, known[k].run);
+        for (r = 0; r < runs; r++, n++)
+            bad += wedge_mixed_run(seed, r);
+        printf("  wedge-mixed: %d volumes filled 3 times by mixed appends, %d refused a remove "
+               "or a remount\n", n, bad);
     }
     if (!only || strcmp(only, "fresh") == 0) {
         promise_fresh("nor-m25p16 2 MiB", "nor-m25p16", 32);

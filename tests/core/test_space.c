@@ -1074,8 +1074,9 @@ int main(int argc, char **argv)
      * the last leaf splits nine tenths full (183 / 295 before; seeds 2-7
      * before that change: 195-304 moved, after it 174-308). NAND: 87 moved
      * and 108 beyond before the standby (anchor.c) took a segment, 93 and 112
-     * after */
-    static const struct guard guards[2] = {{8, 330, 560}, {4, 100, 120}};
+     * after, 109 and 133 since GC counts a segment for a journal switch its
+     * records would cause (session 29: steps wait, the hard path does more) */
+    static const struct guard guards[2] = {{8, 330, 560}, {4, 120, 145}};
     t_begin("test_space");
     printf("test_space: fill/age (10 volume-writes x scale %u), bounded work at 80%% full, "
            "wear (50 volume-writes x scale), cairn_gc, cairn_fallocate, data heads; NOR "
