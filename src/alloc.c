@@ -447,8 +447,9 @@ int cn_gc_fits(cairn *fs, uint32_t live, uint32_t log_segs, int at_once)
  * metadata head and one segment below the floor, all in that head: its
  * commit frees the victim, so the free count is no lower than before and
  * the head keeps the rest of the segment for the next one; a cut before the
- * commit gives the segment back. */
-int cn_gc_squeeze_fits(cairn *fs, uint32_t live)
+ * commit gives the segment back. `keep`: it must leave a delete's nodes in
+ * the head too (not for a victim stuck half-way, gc.c cn_gc_collect). */
+int cn_gc_squeeze_fits(cairn *fs, uint32_t live, int keep)
 {
     const struct cn_head *m = &fs->head[CN_H_META];
     uint32_t need = live + (fs->dirty_nodes + fs->height + 4u) * fs->node_pages;
@@ -466,7 +467,7 @@ int cn_gc_squeeze_fits(cairn *fs, uint32_t live)
     if (m->seg != CN_NONE && m->page < fs->seg_pages &&
         !(fs->segs[m->seg].flags & (CN_SF_FAILING | CN_SF_EVICT)))
         have += fs->seg_pages - m->page;
-    return have >= need && !short_for_delete(fs, have - need);
+    return have >= need && (!keep || !short_for_delete(fs, have - need));
 }
 
 /* Can the tree's next flush be written, with what the next record may add?

@@ -528,7 +528,7 @@ int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t fpage,
 int cn_meta_room(cairn *fs, uint32_t extra);
 int cn_heads_check(cairn *fs);
 int cn_gc_fits(cairn *fs, uint32_t live, uint32_t log_segs, int at_once);
-int cn_gc_squeeze_fits(cairn *fs, uint32_t live);
+int cn_gc_squeeze_fits(cairn *fs, uint32_t live, int keep);
 uint64_t cn_free_promise(const cairn *fs);
 uint32_t cn_reserved_segs(const cairn *fs);
 void cn_close_full_heads(cairn *fs);

@@ -298,7 +298,7 @@ static int write_buffer(cairn *fs, struct cn_file *f, uint32_t valid, uint32_t *
 int cn_file_flush_buffer(cairn *fs, struct cn_file *f)
 {
     uint32_t fpage = f->buf_page, valid, phys, tail_gen;
-    int err;
+    int err, in_place;
     CN_ASSERT(!staged_by(fs, f) || f->id == CN_NONE);
     if (!f->buf_dirty || f->id == CN_NONE)
         return 0;
@@ -329,15 +329,22 @@ int cn_file_flush_buffer(cairn *fs, struct cn_file *f)
         }
     }
     tail_gen = fs->gc.begun; /* a victim begun from here on may move phys */
-    if (fs->medium == CAIRN_MEDIUM_NOR && f->tail_phys != CN_NONE && f->tail_gen == tail_gen &&
-        f->dlo >= f->tail_prog) {
-        phys = f->tail_phys; /* append in place: program only the new bytes */
-        if (valid > f->tail_prog) {
-            err = cn_dev_prog(fs, phys, f->tail_prog, f->buf + f->tail_prog,
-                              valid - f->tail_prog, NULL, 0);
-            if (err)
-                return err;
-        }
+    in_place = fs->medium == CAIRN_MEDIUM_NOR && f->tail_phys != CN_NONE &&
+               f->tail_gen == tail_gen && f->dlo >= f->tail_prog;
+    if (in_place && valid > f->tail_prog) { /* append in place: only the new bytes */
+        phys = f->tail_phys;
+        err = cn_dev_prog(fs, phys, f->tail_prog, f->buf + f->tail_prog, valid - f->tail_prog,
+                          NULL, 0);
+        /* A failed program flagged the tail's segment: the whole page goes to
+         * a fresh one as any other, and its record names that one (the bytes
+         * programmed before stay what the tail's record says). Before, the
+         * append got CAIRN_ERR_IO (session-29 hunt with worn NOR blocks). */
+        if (err && !(fs->segs[cn_seg_of(fs, phys)].flags & CN_SF_FAILING))
+            return err;
+        in_place = !err;
+    }
+    if (in_place) {
+        phys = f->tail_phys;
     } else {
         err = write_buffer(fs, f, valid, &phys);
         if (err)

@@ -310,7 +310,7 @@ static int begin_victim(cairn *fs, int for_space)
     if (v == CN_NONE || (for_space && !gains(fs, v)))
         return CAIRN_ERR_NOSPC;
     if (!victim_fits(fs, v, 0, for_space)) {
-        if (!for_space || !cn_gc_squeeze_fits(fs, fs->segs[v].live))
+        if (!for_space || !cn_gc_squeeze_fits(fs, fs->segs[v].live, 1))
             return CAIRN_ERR_NOSPC; /* starting it could strand GC half-way */
         fs->gc.squeeze = 1;
     }
@@ -474,9 +474,17 @@ int cn_gc_collect(cairn *fs)
             return CAIRN_ERR_NOSPC;
         int err;
         err = run(fs, fs->seg_pages, 0, 1, &moved);
+        /* A victim begun in steps, or one whose segment a failed erase took
+         * from under it, stuck at the floor: finished whatever room it leaves
+         * the metadata head, since left half-done it holds that room and its
+         * own segment both, and finished its commit frees the segment for the
+         * next squeeze (a remove's own, with the keep). Kept a delete's
+         * nodes, it was refused 1 page short on 29 blocks of nand-jffs2 whose
+         * victim's fresh segment failed to erase, and every remove got NOSPC
+         * for good (session-29 hunt with worn blocks, seed 9 run 24). */
         if (err == CAIRN_ERR_NOSPC && fs->gc.phase != CN_GC_IDLE && !fs->gc.squeeze &&
-            cn_gc_squeeze_fits(fs, fs->segs[fs->gc.victim].live)) {
-            fs->gc.squeeze = 1; /* a victim begun in steps, stuck at the floor */
+            cn_gc_squeeze_fits(fs, fs->segs[fs->gc.victim].live, 0)) {
+            fs->gc.squeeze = 1;
             err = run(fs, fs->seg_pages, 0, 1, &moved);
         }
         if (err)

@@ -1410,7 +1410,11 @@ static int wedge_mixed_round(struct tfs *t, const char *label, int round, int nf
     return 0;
 }
 
-static int wedge_mixed_run(uint64_t seed, int run)
+/* worn: up to 3 erase blocks wear out after 2-31 more erases, up to 3
+ * programs or erases fail (their block goes bad), and half the volumes read
+ * with corrected bit flips (scrubs): a failing device that cairn must ride
+ * out (no CAIRN_ERR_IO reaches a call), with removes working all along. */
+static int wedge_mixed_run(uint64_t seed, int run, int worn)
 {
     static const char *const models[] = {"nand-dhara", "nand-jffs2", "nor-m25p16", "nor-w25q128"};
     uint64_t rs = seed * 1000003u + (uint64_t)run * 7919u + 1u;
@@ -1425,6 +1429,17 @@ static int wedge_mixed_run(uint64_t seed, int run)
             (unsigned)blocks);
     t_fs_init(&t, t_sim_model(models[m], blocks, 0, blocks), 0);
     t_fs_format_mount(&t);
+    if (worn) {
+        uint32_t k, wear = t_randn(&rs, 4), fail = t_randn(&rs, 4);
+        for (k = 0; k < wear; k++)
+            csim_wear_out_after(t.sim, t_randn(&rs, blocks), 2 + t_randn(&rs, 30));
+        for (k = 0; k < fail; k++)
+            csim_fail_op(t.sim, 50 + t_randn(&rs, 20000));
+        if (t_randn(&rs, 2))
+            csim_set_bitflips(t.sim, 200 + t_randn(&rs, 3000), 0);
+        t.allow_violations = 1; /* (programs into a worn block) */
+        strcat(label, ", worn");
+    }
     for (round = 0; round < 3 && !bad; round++)
         bad = wedge_mixed_round(&t, label, round, nf, &rs, unsynced);
     if (!bad)
@@ -1535,24 +1550,30 @@ int main(int argc, char **argv)
         printf("  wedge: %d volumes filled 3 times by synced appends, %d refused a remove\n",
                runs, bad);
     }
-    if (!only || strcmp(only, "wedge") == 0 || strcmp(only, "wedge-mixed") == 0) {
-        /* the volumes that wedged before session 29 (seed 7 run 26: nand-jffs2
-         * 61 blocks, the journal's switch; seed 6 run 30: nand-jffs2 64
-         * blocks, a pooled count of the heads), then a few of a fresh seed */
+    if (!only || strcmp(only, "wedge") == 0 || strncmp(only, "wedge-", 6) == 0) {
+        /* the volumes that failed before session 29: seed 7 run 26 (nand-jffs2
+         * 61 blocks, the journal's switch), seed 6 run 30 (nand-jffs2 64
+         * blocks, a victim that did not pay); worn: seed 1 runs 4, 5, 18
+         * (NOR tails whose program failed: CAIRN_ERR_IO), seed 9 run 24
+         * (nand-jffs2 29 blocks, a squeeze refused after a failed erase);
+         * then a few of a fresh seed. `test_nospc wedge-mixed SEED RUNS`
+         * and `test_nospc wedge-worn SEED RUNS` hunt further. */
         static const struct {
             uint64_t seed;
-            int run;
-        } known[] = {{7, 26}, {6, 30}};
-        uint64_t seed = argc > 2 && strcmp(only, "wedge-mixed") == 0 ? strtoull(argv[2], 0, 0) : 29;
+            int run, worn;
+        } known[] = {{7, 26, 0}, {6, 30, 0}, {1, 4, 1}, {1, 5, 1}, {1, 18, 1}, {9, 24, 1}};
+        int hunt = argc > 2 && strncmp(only, "wedge-", 6) == 0;
+        int worn = hunt && strcmp(only, "wedge-worn") == 0;
+        uint64_t seed = hunt ? strtoull(argv[2], 0, 0) : 29;
         int runs = argc > 3 ? atoi(argv[3]) : 4, r, bad = 0, n = 0;
         unsigned k;
-        if (argc <= 2)
+        if (!hunt)
             for (k = 0; k < sizeof known / sizeof known[0]; k++, n++)
-                bad += wedge_mixed_run(known[k].seed, known[k].run);
+                bad += wedge_mixed_run(known[k].seed, known[k].run, known[k].worn);
         for (r = 0; r < runs; r++, n++)
-            bad += wedge_mixed_run(seed, r);
-        printf("  wedge-mixed: %d volumes filled 3 times by mixed appends, %d refused a remove "
-               "or a remount\n", n, bad);
+            bad += wedge_mixed_run(seed, r, worn || (!hunt && r % 2));
+        printf("  wedge-mixed: %d volumes filled 3 times by mixed appends (some worn), %d "
+               "refused a remove or a remount or failed a call\n", n, bad);
     }
     if (!only || strcmp(only, "fresh") == 0) {
         promise_fresh("nor-m25p16 2 MiB", "nor-m25p16", 32);
