@@ -1286,6 +1286,14 @@ static void give_up_run(const struct geo *g)
  * appends' journal pages filled the journal's segment at 2 free segments
  * with none dead, or their nodes left the metadata head too little room for
  * the remove's (a random hunt: 7 of 40 filled volumes). */
+/* A file whose append was refused: closed, or its unsynced data given up. */
+static void wedge_let_go(struct tfs *t, const char *label, int *fd)
+{
+    if (cairn_close(t->fs, *fd) != 0)
+        CHECK(cairn_discard(t->fs, *fd) == 0, "[%s] wedge: discard", label);
+    *fd = -1;
+}
+
 static int wedge_round(struct tfs *t, const char *label, int round, int nf, int32_t sz)
 {
     int fd[3], i, live = nf, turn = 0, rc;
@@ -1308,9 +1316,7 @@ static int wedge_round(struct tfs *t, const char *label, int round, int nf, int3
         if (w == 0)
             continue;
         CHECK(w == CAIRN_ERR_NOSPC, "[%s] wedge: an append: %s", label, t_errname(w));
-        if (cairn_close(t->fs, fd[k]) != 0)
-            CHECK(cairn_discard(t->fs, fd[k]) == 0, "[%s] wedge: discard", label);
-        fd[k] = -1;
+        wedge_let_go(t, label, &fd[k]);
         live--;
     }
     for (i = 0; i < nf; i++) {
@@ -1389,9 +1395,7 @@ static int wedge_mixed_round(struct tfs *t, const char *label, int round, int nf
         if (w == 0)
             continue;
         CHECK(w == CAIRN_ERR_NOSPC, "[%s] wedge-mixed: an append: %s", label, t_errname(w));
-        if (cairn_close(t->fs, fd[k]) != 0)
-            CHECK(cairn_discard(t->fs, fd[k]) == 0, "[%s] wedge-mixed: discard", label);
-        fd[k] = -1;
+        wedge_let_go(t, label, &fd[k]);
         live--;
     }
     for (i = 0; i < nf; i++)
