@@ -12,8 +12,9 @@ VPY        := $(VENV)/bin/python
 
 all: build venv
 
+# The tests' build: ASan and UBSan at -O1 (at -O0 make test took 1.4x as long).
 build:
-	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Debug -DCAIRN_SANITIZE=ON
+	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Debug -DCAIRN_SANITIZE=ON -DCMAKE_C_FLAGS_DEBUG="-g -O1"
 	$(CMAKE) --build $(BUILD) -j $(JOBS)
 
 # The project's Python environment (python/requirements.txt, pinned) with the

@@ -579,7 +579,7 @@ static void contract_run(const struct geo *g, uint64_t seed, uint32_t steps,
     t_fs_init(&t, geo_sim(g, seed), 0);
     t_fs_format_mount(&t);
     for (d = 0; d < NDIRS; d++) {
-        char dp[8];
+        char dp[16];
         sprintf(dp, "/d%d", d);
         if (cairn_mkdir(t.fs, dp) != 0)
             t_fatal("[%s] mkdir %s", label, dp);
@@ -795,7 +795,7 @@ static void mount_run(const struct geo *g, uint64_t seed, uint32_t rounds)
     t_fs_init(&t, geo_sim(g, seed), 0);
     t_fs_format_mount(&t);
     for (p = 0; p < NDIRS; p++) {
-        char dp[8];
+        char dp[16];
         sprintf(dp, "/d%d", p);
         (void)cairn_mkdir(t.fs, dp);
     }
@@ -1297,7 +1297,7 @@ static void wedge_let_go(struct tfs *t, const char *label, int *fd)
 static int wedge_round(struct tfs *t, const char *label, int round, int nf, int32_t sz)
 {
     int fd[3], i, live = nf, turn = 0, rc;
-    char name[24];
+    char name[32];
     long steps = 0;
     for (i = 0; i < nf; i++) {
         sprintf(name, "/w%d.%d", round, i);
@@ -1365,7 +1365,7 @@ static int wedge_mixed_round(struct tfs *t, const char *label, int round, int nf
 {
     int fd[4], i, live = nf, turn = 0, rc;
     int32_t sz[4];
-    char name[24];
+    char name[32];
     long steps = 0;
     for (i = 0; i < nf; i++) {
         uint32_t kind = t_randn(rs, 4);

@@ -1082,7 +1082,7 @@ static void two_rings(int medium, int32_t rec, uint32_t cpages, uint32_t laps)
     cap = (int32_t)cpages * ps;
     want = (uint8_t *)xmalloc((size_t)cap);
     for (k = 0; k < 2; k++) {
-        snprintf(path[k], sizeof path[k], "/r%d", k);
+        snprintf(path[k], sizeof path[k], "/r%u", (unsigned)k & 1u);
         rc = cairn_ring_create(t.fs, path[k], cap);
         fr[k] = cairn_open(t.fs, path[k], CAIRN_O_RDWR);
         rc = rc == 0 && fr[k] >= 0 ? cairn_fallocate(t.fs, fr[k], cap) : -1;

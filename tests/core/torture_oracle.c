@@ -6,9 +6,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h> /* malloc_usable_size */
+#endif
+
+/* Resizes p to hold at least n bytes. The oracle resizes a file's image on
+ * every write and sync; under ASan every realloc is a fresh block and a full
+ * copy, and every fresh block of more than 128 KiB a fresh mapping whose
+ * pages fault in. That was half of make test's time (session 30), so with
+ * glibc a block already big enough is kept and a new one is sized to the
+ * next power of two. */
 static void *xrealloc(void *p, size_t n)
 {
-    void *q = realloc(p, n ? n : 1);
+    void *q;
+#if defined(__GLIBC__)
+    size_t want = 64;
+    if (p && n <= malloc_usable_size(p))
+        return p;
+    while (want < n && want < ((size_t)-1 >> 1))
+        want <<= 1;
+    n = want > n ? want : n;
+#endif
+    q = realloc(p, n ? n : 1);
     if (!q) {
         printf("torture_oracle: out of memory\n");
         exit(2);
@@ -37,22 +56,39 @@ void to_init(struct to_oracle *o, int32_t page_size)
     o->snaps[0].n = 0;
 }
 
+/* Empties slot b (type 0). Its buffers stay with the slot for the next object
+ * there: every power cut rebuilds all objects, and fresh buffers for each
+ * were most of the oracle's time under ASan (see xrealloc). */
 static void obj_clear(struct to_obj *b)
 {
+    struct to_obj kept;
     uint32_t i;
     for (i = 0; i < b->nsteps; i++)
         free(b->steps[i].data);
+    memset(&kept, 0, sizeof kept);
+    kept.base = b->base;
+    kept.cur = b->cur;
+    kept.work = b->work;
+    kept.steps = b->steps;
+    kept.cap_steps = b->cap_steps;
+    *b = kept;
+}
+
+static void obj_free(struct to_obj *b)
+{
+    obj_clear(b);
     free(b->steps);
     free(b->base);
     free(b->cur);
+    free(b->work);
     memset(b, 0, sizeof *b);
 }
 
 void to_free(struct to_oracle *o)
 {
     uint32_t i;
-    for (i = 1; i < o->nobjs; i++)
-        obj_clear(&o->objs[i]);
+    for (i = 1; i < o->cap_objs; i++) /* slots past nobjs keep buffers too */
+        obj_free(&o->objs[i]);
     free(o->objs);
     free(o->snaps);
     memset(o, 0, sizeof *o);
@@ -110,7 +146,7 @@ uint32_t to_new_obj(struct to_oracle *o, uint8_t type)
         }
         i = o->nobjs++;
     }
-    memset(&o->objs[i], 0, sizeof o->objs[i]);
+    obj_clear(&o->objs[i]);
     o->objs[i].type = type;
     return i;
 }
@@ -377,7 +413,7 @@ static int is_partial(const uint8_t *r, int32_t rn, const uint8_t *pre, int32_t 
 static int ring_allows(const struct to_oracle *o, struct to_obj *b, const uint8_t *r,
                        int32_t rn)
 {
-    uint8_t *w = (uint8_t *)xrealloc(NULL, (size_t)b->base_size);
+    uint8_t *w = (uint8_t *)xrealloc(b->work, (size_t)b->base_size);
     int32_t wn = b->base_size, wh = b->base_head, ps = o->page_size;
     uint32_t i;
     int ok;
@@ -395,7 +431,7 @@ static int ring_allows(const struct to_oracle *o, struct to_obj *b, const uint8_
         }
     }
     b->match_head = wh;
-    free(w);
+    b->work = w;
     return ok;
 }
 
@@ -409,7 +445,7 @@ static int file_allows(const struct to_oracle *o, struct to_obj *b, const uint8_
     int ok = 0;
     if (b->ring_cap)
         return ring_allows(o, b, r, rn);
-    w = (uint8_t *)xrealloc(NULL, (size_t)wn);
+    w = (uint8_t *)xrealloc(b->work, (size_t)wn);
     if (wn)
         memcpy(w, b->base, (size_t)wn);
     ok = same(r, rn, w, wn);
@@ -425,7 +461,7 @@ static int file_allows(const struct to_oracle *o, struct to_obj *b, const uint8_
         }
         ok = ok || same(r, rn, w, wn);
     }
-    free(w);
+    b->work = w;
     return ok;
 }
 
@@ -586,7 +622,7 @@ int to_check_recovered(struct to_oracle *o, const struct to_view *v, char *why, 
             b->ring_cap = ring_cap[i];
             b->cur_head = ring_head[i];
             b->cur_size = v->e[i].size;
-            b->cur = (uint8_t *)xrealloc(NULL, (size_t)b->cur_size);
+            b->cur = (uint8_t *)xrealloc(b->cur, (size_t)b->cur_size);
             if (b->cur_size)
                 memcpy(b->cur, v->e[i].data, (size_t)b->cur_size);
             obj_durable(b);

@@ -45,6 +45,7 @@ struct to_obj {
     int32_t base_size;
     uint8_t *cur;       /* content now */
     int32_t cur_size;
+    uint8_t *work;      /* scratch: the states a check replays */
     struct to_step *steps; /* since base, in order */
     uint32_t nsteps, cap_steps;
     int32_t ring_cap;   /* rings: capacity in bytes (0: a plain file) */

@@ -289,7 +289,7 @@ void t_fs_free(struct tfs *t)
 void t_image_take(struct t_image *im, csim *sim)
 {
     const struct cairn_geometry *g = csim_geometry(sim);
-    uint32_t total = g->pages_per_block * g->block_count, p, i;
+    uint32_t total = g->pages_per_block * g->block_count, p, i, cap = 0;
     uint8_t *buf = (uint8_t *)malloc(g->page_size + g->spare_size + 1);
     memset(im, 0, sizeof *im);
     im->psize = g->page_size;
@@ -302,10 +302,13 @@ void t_image_take(struct t_image *im, csim *sim)
             blank = buf[i] == 0xFF;
         if (blank)
             continue;
-        im->pages = (uint32_t *)realloc(im->pages, (im->n + 1) * sizeof *im->pages);
-        im->data = (uint8_t *)realloc(im->data, (size_t)(im->n + 1) * (im->psize + im->ssize));
-        if (!im->pages || !im->data)
-            t_fatal("out of memory");
+        if (im->n == cap) { /* doubling: a realloc per page was quadratic under ASan */
+            cap = cap ? 2 * cap : 64;
+            im->pages = (uint32_t *)realloc(im->pages, cap * sizeof *im->pages);
+            im->data = (uint8_t *)realloc(im->data, (size_t)cap * (im->psize + im->ssize));
+            if (!im->pages || !im->data)
+                t_fatal("out of memory");
+        }
         im->pages[im->n] = p;
         memcpy(im->data + (size_t)im->n * (im->psize + im->ssize), buf, im->psize + im->ssize);
         im->n++;
