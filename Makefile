@@ -12,7 +12,8 @@ VPY        := $(VENV)/bin/python
 
 all: build venv
 
-# The tests' build: ASan and UBSan at -O1 (at -O0 make test took 1.4x as long).
+# The tests' build: ASan and UBSan at -O1 (session 30: the native tests took 921 s of
+# CPU at -O0, 692 s at -O1).
 build:
 	$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Debug -DCAIRN_SANITIZE=ON -DCMAKE_C_FLAGS_DEBUG="-g -O1"
 	$(CMAKE) --build $(BUILD) -j $(JOBS)

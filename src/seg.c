@@ -295,11 +295,32 @@ CN_NOINLINE static uint32_t pick_free(const cairn *fs, int worn)
     return best;
 }
 
+/* The caller of cn_seg_alloc was entitled to one segment, and one whose
+ * erase failed took it: may the next come from one below its floor? A
+ * squeeze at 2 free whose segment failed to erase was left with 1 and
+ * stopped half-way, and every remove after was refused (test_nospc
+ * wedge-worn, seed 13 run 7: nand-dhara, 43 blocks). Only writers the
+ * reserve is kept for: user data gets NOSPC as before, so GC rebuilds the
+ * reserve before user data has a segment again. Not at CN_RECOVERY_SEGS:
+ * the journal and GC's recorded moves leave a recovery its segments, since
+ * a replay names what they wrote; a squeeze or a borrowing commit (below
+ * them) writes what only the next checkpoint names, and nodes (above) stay
+ * above them. Not GC's cold head, whose last segment is the metadata head's
+ * (cn_seg_alloc), nor a recovery's open phase, which may take every one. */
+static int may_go_below(const cairn *fs, uint32_t floor, int worn)
+{
+    if (worn || fs->recovering == CN_RECOVERY_OPEN || floor == 0 || floor >= CN_RESERVE_SEGS)
+        return 0;
+    return floor != CN_RECOVERY_SEGS;
+}
+
 /* Hand out a free segment, erased, if more than `floor` are free (a mount's
  * recovery may take the last ones). A segment whose erase fails is retired
- * and the next one tried: nothing lived there, so nothing is lost. */
+ * and the next one tried (see may_go_below): nothing lived there, so
+ * nothing is lost. */
 int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out)
 {
+    uint32_t failed = 0; /* segments this call retired: their erase failed */
     *seg_out = CN_NONE;
     for (;;) {
         uint32_t best;
@@ -320,6 +341,8 @@ int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out)
          * --overwrite 60, nor-w25q128-b4 seed 72001). Where cold data shares
          * the metadata head, a squeeze into the last segment takes both. */
         uint32_t least = fs->recovering != CN_RECOVERY_OPEN ? floor : worn ? 1u : 0u;
+        if (failed && may_go_below(fs, floor, worn))
+            least--;
         if (cn_free_segs(fs) <= least)
             return CAIRN_ERR_NOSPC;
         best = pick_free(fs, worn);
@@ -350,6 +373,7 @@ int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out)
         if (!(fs->segs[best].flags & CN_SF_FAILING))
             return err;
         cn_seg_retire(fs, best);
+        failed++;
     }
 }
 

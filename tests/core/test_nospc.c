@@ -1559,13 +1559,15 @@ int main(int argc, char **argv)
          * 61 blocks, the journal's switch), seed 6 run 30 (nand-jffs2 64
          * blocks, a victim that did not pay); worn: seed 1 runs 4, 5, 18
          * (NOR tails whose program failed: CAIRN_ERR_IO), seed 9 run 24
-         * (nand-jffs2 29 blocks, a squeeze refused after a failed erase);
-         * then a few of a fresh seed. `test_nospc wedge-mixed SEED RUNS`
+         * (nand-jffs2 29 blocks, a squeeze refused after a failed erase),
+         * seed 13 run 7 (nand-dhara 43 blocks: the squeeze's own segment
+         * failed to erase at 2 free, session 30); then a few of a fresh seed. `test_nospc wedge-mixed SEED RUNS`
          * and `test_nospc wedge-worn SEED RUNS` hunt further. */
         static const struct {
             uint64_t seed;
             int run, worn;
-        } known[] = {{7, 26, 0}, {6, 30, 0}, {1, 4, 1}, {1, 5, 1}, {1, 18, 1}, {9, 24, 1}};
+        } known[] = {{7, 26, 0}, {6, 30, 0}, {1, 4, 1},  {1, 5, 1},
+                     {1, 18, 1}, {9, 24, 1},  {13, 7, 1}};
         int hunt = argc > 2 && strncmp(only, "wedge-", 6) == 0;
         int worn = hunt && strcmp(only, "wedge-worn") == 0;
         uint64_t seed = hunt ? strtoull(argv[2], 0, 0) : 29;
