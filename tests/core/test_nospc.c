@@ -1561,13 +1561,15 @@ int main(int argc, char **argv)
          * (NOR tails whose program failed: CAIRN_ERR_IO), seed 9 run 24
          * (nand-jffs2 29 blocks, a squeeze refused after a failed erase),
          * seed 13 run 7 (nand-dhara 43 blocks: the squeeze's own segment
-         * failed to erase at 2 free, session 30); then a few of a fresh seed. `test_nospc wedge-mixed SEED RUNS`
+         * failed to erase at 2 free, session 30), seed 67 run 23 (nand-jffs2
+         * 49 blocks: an emptied squeeze victim's commit refused at 1 free,
+         * session 30); then a few of a fresh seed. `test_nospc wedge-mixed SEED RUNS`
          * and `test_nospc wedge-worn SEED RUNS` hunt further. */
         static const struct {
             uint64_t seed;
             int run, worn;
         } known[] = {{7, 26, 0}, {6, 30, 0}, {1, 4, 1},  {1, 5, 1},
-                     {1, 18, 1}, {9, 24, 1},  {13, 7, 1}};
+                     {1, 18, 1}, {9, 24, 1},  {13, 7, 1}, {67, 23, 1}};
         int hunt = argc > 2 && strncmp(only, "wedge-", 6) == 0;
         int worn = hunt && strcmp(only, "wedge-worn") == 0;
         uint64_t seed = hunt ? strtoull(argv[2], 0, 0) : 29;
