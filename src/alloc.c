@@ -421,11 +421,12 @@ static int short_for_delete(const cairn *fs, uint32_t spare)
  * the node writes of the records and the commit, and `log_segs` segments its
  * records take for the journal (gc.c victim_fits), above its floor? A victim
  * that does not fit is not started, so GC never stops half-way with the
- * reserve used up. */
-int cn_gc_fits(cairn *fs, uint32_t live, uint32_t log_segs, int at_once)
+ * reserve used up. `nodes`: what the commit writes beyond the dirty nodes
+ * (0: the bound of height + 4; gc.c assumed_nodes). */
+int cn_gc_fits(cairn *fs, uint32_t live, uint32_t log_segs, uint32_t nodes, int at_once)
 {
     uint32_t free = cn_free_segs(fs), have = 0, h;
-    uint32_t need = live + (fs->dirty_nodes + fs->height + 4u) * fs->node_pages +
+    uint32_t need = live + (fs->dirty_nodes + (nodes ? nodes : fs->height + 4u)) * fs->node_pages +
                     log_segs * fs->seg_pages;
     for (h = CN_H_META; h <= CN_H_COLD; h++) {
         const struct cn_head *hd = &fs->head[resolve(fs, h)];
@@ -456,11 +457,13 @@ int cn_gc_fits(cairn *fs, uint32_t live, uint32_t log_segs, int at_once)
  * commit frees the victim, so the free count is no lower than before and
  * the head keeps the rest of the segment for the next one; a cut before the
  * commit gives the segment back. `keep`: it must leave a delete's nodes in
- * the head too (not for a victim stuck half-way, gc.c cn_gc_collect). */
-int cn_gc_squeeze_fits(cairn *fs, uint32_t live, int keep)
+ * the head too (not for a victim stuck half-way, gc.c cn_gc_collect).
+ * `nodes`: what its commit writes beyond the dirty nodes, where GC counted
+ * it (gc.c rewrite_nodes; 0: the bound of height + 4). */
+int cn_gc_squeeze_fits(cairn *fs, uint32_t live, uint32_t nodes, int keep)
 {
     const struct cn_head *m = &fs->head[CN_H_META];
-    uint32_t need = live + (fs->dirty_nodes + fs->height + 4u) * fs->node_pages;
+    uint32_t need = live + (fs->dirty_nodes + (nodes ? nodes : fs->height + 4u)) * fs->node_pages;
     uint32_t have = fs->seg_pages;
     /* A recovery may take the last segment (a cut gives back all it wrote)
      * and any victim that gains: it must not leave fewer free segments than

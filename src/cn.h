@@ -231,6 +231,12 @@ struct cn_gc {
      * its gain, at most 255 (a byte of the padding, not 8 more bytes) */
     uint8_t pull_left;
     uint16_t idle_free;
+    /* The last count of the nodes a victim would rewrite (gc.c
+     * rewrite_nodes): that segment at that live count, and the checkpoint
+     * then (fs->tally_ckpt: in the struct's padding) */
+    uint32_t tally_seg;
+    uint16_t tally_live;
+    uint16_t tally_nodes;
 };
 
 /* ---- node cache ---- */
@@ -252,9 +258,9 @@ struct cn_log {
     uint32_t flushed; /* bytes of seg programmed so far (<= off) */
     uint32_t seq;     /* sequence number of the next record */
     uint32_t since;   /* pages of journal since the last checkpoint */
-    uint8_t *page;    /* RAM copy of the page holding off */
     /* Record that may still be extended in RAM (offset in seg), or CN_NONE. */
     uint32_t last_ext;
+    uint8_t *page; /* RAM copy of the page holding off */
 };
 
 /* ---- open files ---- */
@@ -321,6 +327,7 @@ struct cairn {
     uint32_t height;        /* levels; 1 = the root is a leaf */
     uint32_t next_id;
     struct cn_head head[CN_HEADS];
+    uint32_t tally_ckpt; /* ckpt_seq at gc.tally's count (gc.c rewrite_nodes) */
     struct cn_log log;
     /* RAM areas carved out of cfg.mem (or the mount's malloc) */
     struct cn_seg *segs;
@@ -483,6 +490,19 @@ int cn_tree_init_empty(cairn *fs);
 /* Calls fn for every node (pre-order) with its ref; stops on nonzero. */
 typedef int (*cn_node_fn)(cairn *fs, uint32_t slot, uint32_t addr, void *arg);
 int cn_tree_walk(cairn *fs, cn_node_fn fn, void *arg);
+int cn_tree_leaf_holds(cairn *fs, uint32_t slot, cn_match_fn match, void *arg);
+/* What a change would add to the next flush: the nodes on its paths, each
+ * once, and the nodes its puts would make (tree.c; apply.c record_cost). */
+#define CN_COST_LEAVES 4u
+#define CN_COST_NODES (CN_COST_LEAVES * CN_MAX_HEIGHT)
+struct cn_cost {
+    uint32_t node[CN_COST_NODES]; /* counted: page, or CN_DIRTY_REF | slot */
+    uint32_t n;
+    uint32_t made; /* nodes splits would make */
+};
+int cn_tree_cost_key(cairn *fs, struct cn_cost *c, uint64_t key, uint32_t grow);
+int cn_tree_cost_last(cairn *fs, struct cn_cost *c, uint64_t lo, uint64_t hi, uint32_t most,
+                      int *fewer);
 
 /* seg.c: the segment table */
 int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out);
@@ -527,8 +547,8 @@ int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t fpage,
                   uint32_t want, uint32_t *page_out, uint32_t *got);
 int cn_meta_room(cairn *fs, uint32_t extra);
 int cn_heads_check(cairn *fs);
-int cn_gc_fits(cairn *fs, uint32_t live, uint32_t log_segs, int at_once);
-int cn_gc_squeeze_fits(cairn *fs, uint32_t live, int keep);
+int cn_gc_fits(cairn *fs, uint32_t live, uint32_t log_segs, uint32_t nodes, int at_once);
+int cn_gc_squeeze_fits(cairn *fs, uint32_t live, uint32_t nodes, int keep);
 uint64_t cn_free_promise(const cairn *fs);
 uint32_t cn_reserved_segs(const cairn *fs);
 void cn_close_full_heads(cairn *fs);
@@ -584,12 +604,19 @@ int cn_record_extent(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint
 
 /* gc.c */
 int cn_gc_step(cairn *fs, uint32_t budget, uint32_t written, uint32_t *moved);
-int cn_gc_collect(cairn *fs);
+/* Whole victims (cn_gc_collect) for space, or for the room of a delete's
+ * own records: that one takes the nodes a victim really rewrites, counted,
+ * where the bound on a commit's nodes would refuse it, and its squeeze need
+ * not leave a delete's room (gc.c gains, assumed_nodes). */
+#define CN_GC_SPACE 1
+#define CN_GC_DELETE 2
+int cn_gc_collect(cairn *fs, int why);
 void cn_gc_note_write(cairn *fs);
 int cn_gc_cheap_victim(cairn *fs);
 
 /* space.c: the settle point at the entry of an operation */
 int cn_settle(cairn *fs, uint32_t pages);
+int cn_settle_delete(cairn *fs);
 void cn_write_call_ends(cairn *fs);
 int cn_evict_for_anchor(cairn *fs);
 int cn_space_for_user(cairn *fs, int last);

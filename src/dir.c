@@ -61,7 +61,7 @@ int cairn_remove(cairn *fs, const char *path)
         if (!err)
             return CAIRN_ERR_NOTEMPTY;
     }
-    err = cn_settle(fs, 0);
+    err = cn_settle_delete(fs);
     if (err)
         return err;
     cn_put32(p, parent);
@@ -142,7 +142,7 @@ int cairn_rename(cairn *fs, const char *from, const char *to)
         if (err)
             return err < 0 ? err : CAIRN_ERR_INVAL;
     }
-    err = cn_settle(fs, 0);
+    err = replaced ? cn_settle_delete(fs) : cn_settle(fs, 0);
     if (err)
         return err;
     cn_put32(p, o.parent);

@@ -280,6 +280,7 @@ static int setup(cairn *fs, const struct cairn_config *cfg)
         fs->wear_spread = CN_WEAR_MAX - 1u;
     fs->gc_step = cfg->gc_step_pages ? cfg->gc_step_pages : 16;
     fs->gc.victim = CN_NONE;
+    fs->gc.tally_seg = CN_NONE;
     fs->ckpt_blank_from[0] = fs->ckpt_blank_from[1] = CN_NONE;
     fs->anchor_evict = fs->anchor_new = fs->anchor_old = CN_NONE;
     fs->ckpt_mark_page = CN_NONE;
@@ -516,7 +517,7 @@ static int recovery_room(cairn *fs)
 {
     uint32_t rounds;
     for (rounds = 0; rounds < 8u && cn_free_segs(fs) <= CN_META_FLOOR; rounds++) {
-        int err = cn_gc_collect(fs);
+        int err = cn_gc_collect(fs, CN_GC_SPACE);
         if (err)
             return err == CAIRN_ERR_NOSPC ? 0 : err;
     }
