@@ -17,13 +17,6 @@ static int squeezing(const cairn *fs)
     return fs->in_gc && fs->gc.squeeze && fs->gc.phase != CN_GC_IDLE;
 }
 
-static unsigned resolve(const cairn *fs, unsigned h)
-{
-    return h == CN_H_COLD && (fs->seg_count < 64u || squeezing(fs)) ? (unsigned)CN_H_META : h;
-}
-
-static int is_data_head(unsigned h) { return h >= CN_H_DATA; }
-
 static int need_segment(const cairn *fs, unsigned h, uint32_t want, int exact)
 {
     const struct cn_head *hd = &fs->head[h];
@@ -31,6 +24,28 @@ static int need_segment(const cairn *fs, unsigned h, uint32_t want, int exact)
            (fs->segs[hd->seg].flags & CN_SF_URGENT) ||
            (exact && fs->seg_pages - hd->page < want);
 }
+
+/* A squeeze fills GC's own open segment, if it has one, and goes on in the
+ * metadata head: it opens no segment but the metadata head's. */
+static unsigned resolve(const cairn *fs, unsigned h)
+{
+    if (h != CN_H_COLD)
+        return h;
+    return fs->seg_count < 64u || (squeezing(fs) && need_segment(fs, CN_H_COLD, 1, 0))
+               ? (unsigned)CN_H_META
+               : h;
+}
+
+/* Pages a squeeze's moves may take at GC's own head before they go to the
+ * metadata head (0 where GC's data shares that head). */
+static uint32_t squeeze_cold_room(const cairn *fs)
+{
+    if (fs->seg_count < 64u || need_segment(fs, CN_H_COLD, 1, 0))
+        return 0;
+    return fs->seg_pages - fs->head[CN_H_COLD].page;
+}
+
+static int is_data_head(unsigned h) { return h >= CN_H_DATA; }
 
 /* Would the next page at head h need a new segment (an erase)? */
 int cn_head_full(const cairn *fs, unsigned h)
@@ -125,6 +140,8 @@ static uint32_t floor_of(const cairn *fs, unsigned kind)
      * (session-30 worn hunt, seed 67 run 23: nand-jffs2, 49 blocks, two
      * segments retired by failed erases). */
     if (squeezing(fs) && fs->segs[fs->gc.victim].live == 0)
+        return 0u;
+    if (squeezing(fs) && fs->gc.squeeze == CN_SQUEEZE_LAST)
         return 0u;
     if (fs->borrow || squeezing(fs))
         return CN_RECOVERY_SEGS - 1u;
@@ -463,21 +480,41 @@ int cn_gc_fits(cairn *fs, uint32_t live, uint32_t log_segs, uint32_t nodes, int 
 int cn_gc_squeeze_fits(cairn *fs, uint32_t live, uint32_t nodes, int keep)
 {
     const struct cn_head *m = &fs->head[CN_H_META];
-    uint32_t need = live + (fs->dirty_nodes + (nodes ? nodes : fs->height + 4u)) * fs->node_pages;
-    uint32_t have = fs->seg_pages;
+    uint32_t cold = squeeze_cold_room(fs);
+    /* what goes to the metadata head: the moves GC's open segment cannot
+     * take (seed 60 run 22 of the worn hunt: 55 pages of a victim stuck
+     * half-way and 44 of nodes did not fit one 96-page segment, while GC's
+     * own segment had 96 pages free: every remove refused), and the nodes */
+    uint32_t need = (live > cold ? live - cold : 0u) +
+                    (fs->dirty_nodes + (nodes ? nodes : fs->height + 4u)) * fs->node_pages;
+    uint32_t room = 0, have;
+    if (m->seg != CN_NONE && m->page < fs->seg_pages &&
+        !(fs->segs[m->seg].flags & (CN_SF_FAILING | CN_SF_EVICT)))
+        room = fs->seg_pages - m->page;
+    /* What fits the head as it is takes no segment, so it needs none free:
+     * a recovery that squeezed a victim into the last segment left the rest
+     * of it unused at 0 free, and ended with 1 (the old journal kept a
+     * tagged data page); every mount after took the last one for its
+     * journal, and every remove was refused for good (torture --geo random
+     * --aged 30 seed 334045: NAND, 50 blocks, an anchor retired). */
+    if (room >= need)
+        return !keep || !short_for_delete(fs, room - need);
+    have = fs->seg_pages + room;
     /* A recovery may take the last segment (a cut gives back all it wrote)
      * and any victim that gains: it must not leave fewer free segments than
      * the next recovery needs (a journal segment and one for nodes). Outside
      * recovery, any victim whose moves and node writes fit one segment: its
      * moves are recorded only by the commit that frees it, so a cut gives the
      * segment back (limited to a quarter live before, a 95%-full NOR volume
-     * wedged with a 45%-live victim and good garbage: DESIGN.md, GC steps) */
+     * wedged with a 45%-live victim and good garbage: DESIGN.md, GC steps).
+     * At 1 free too, taking the last (CN_SQUEEZE_LAST): the commit frees the
+     * victim, so the count is back where it was, and the rest of the head
+     * takes the next victim, which gains a segment. Needing 2, the volume of
+     * seed 334045 above, at 1 free with the heads closed, refused every
+     * remove after idle GC and remounts. */
     if (fs->recovering ? cn_free_segs(fs) < 1u || need >= fs->seg_pages
-                       : cn_free_segs(fs) < CN_GC_FLOOR || need > fs->seg_pages)
+                       : cn_free_segs(fs) < 1u || need > fs->seg_pages)
         return 0;
-    if (m->seg != CN_NONE && m->page < fs->seg_pages &&
-        !(fs->segs[m->seg].flags & (CN_SF_FAILING | CN_SF_EVICT)))
-        have += fs->seg_pages - m->page;
     return have >= need && (!keep || !short_for_delete(fs, have - need));
 }
 

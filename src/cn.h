@@ -212,11 +212,15 @@ struct cn_head {
 
 /* Incremental garbage collection: the victim being emptied and how far. */
 enum cn_gc_phase { CN_GC_IDLE = 0, CN_GC_DATA = 1, CN_GC_NODES = 2 };
+/* A squeeze takes one segment below GC's floor (alloc.c floor_of): down to
+ * CN_RECOVERY_SEGS - 1, or the last one where it began with only that free
+ * (its commit frees the victim, so the free count is where it began). */
+enum cn_squeeze { CN_SQUEEZE_ONE = 1, CN_SQUEEZE_LAST = 2 };
 struct cn_gc {
     uint32_t victim;
     uint8_t phase;
     uint8_t stuck;   /* a page of the victim could not be read */
-    uint8_t squeeze; /* emptied with one segment below GC's floor (gc.c) */
+    uint8_t squeeze; /* 0, or enum cn_squeeze: emptied below GC's floor (gc.c) */
     uint8_t freed;   /* a commit freed the victim (seg.c): the walk is over */
     uint64_t cursor; /* next tree key whose extent may lie in the victim */
     /* Victims begun so far, and pages pulled along (move_data). GC moves

@@ -559,6 +559,16 @@ static int recover(cairn *fs)
         err = cn_evict_for_anchor(fs);
     if (!err)
         err = cn_commit(fs);
+    /* Fewer free than the next recovery needs: the old journal kept a data
+     * page, or a squeeze took the last segment for a victim. Its checkpoint
+     * has freed the old journal and closed nothing, so the metadata head's
+     * room and the old journal as a victim are GC's now (a squeeze there is
+     * unrecorded: a cut gives back what it wrote). Ending at 1 free, every
+     * mount after took the last segment for its journal and freed the old
+     * one, and no remove could find room (torture --geo random --aged 30,
+     * seed 334045). */
+    if (!err && cn_free_segs(fs) < CN_RECOVERY_SEGS)
+        err = recovery_room(fs);
     /* Out of segments after a checkpoint of its own landed: the volume is
      * recovered up to it, and what the recovery did after it (GC's moves)
      * is in the journal, for the session to commit, as after any write. */

@@ -415,6 +415,13 @@ static uint32_t assumed_nodes(cairn *fs, uint32_t v, int for_space)
     return n != 0xFFFFu ? n : fs->height + 4u;
 }
 
+/* A squeeze begun now: one segment below GC's floor, or the last one (cn.h
+ * enum cn_squeeze). */
+static uint8_t squeeze_kind(const cairn *fs)
+{
+    return cn_free_segs(fs) < CN_RECOVERY_SEGS ? (uint8_t)CN_SQUEEZE_LAST : (uint8_t)CN_SQUEEZE_ONE;
+}
+
 /* for_space: 0 (a bounded or idle step), CN_GC_SPACE or CN_GC_DELETE. */
 static int begin_victim(cairn *fs, int for_space)
 {
@@ -427,7 +434,7 @@ static int begin_victim(cairn *fs, int for_space)
         if (!for_space ||
             !cn_gc_squeeze_fits(fs, fs->segs[v].live, nodes, for_space != CN_GC_DELETE))
             return CAIRN_ERR_NOSPC; /* starting it could strand GC half-way */
-        fs->gc.squeeze = 1;
+        fs->gc.squeeze = squeeze_kind(fs);
     }
     fs->gc.victim = v;
     fs->gc.pull_left = (uint8_t)((fs->seg_pages - fs->segs[v].live) / 2u > 0xFFu
@@ -599,7 +606,7 @@ int cn_gc_collect(cairn *fs, int why)
          * for good (session-29 hunt with worn blocks, seed 9 run 24). */
         if (err == CAIRN_ERR_NOSPC && fs->gc.phase != CN_GC_IDLE && !fs->gc.squeeze &&
             cn_gc_squeeze_fits(fs, fs->segs[fs->gc.victim].live, 0, 0)) {
-            fs->gc.squeeze = 1;
+            fs->gc.squeeze = squeeze_kind(fs);
             err = run(fs, fs->seg_pages, 0, why, &moved);
         }
         if (err)

@@ -2379,6 +2379,9 @@ static const struct regress_run {
                            "standby takes it (the current anchor's next slot, cut empty, was "
                            "refused at every later mount: mount IO for good)", 1, 0, 0, 0, 0,
      40, 0x1Eu},
+    {"random", 334045, 10, "a recovery at 1 free after its commit collects into the head's "
+                           "room; a squeeze may take the last segment (NAND 50 blocks, an "
+                           "anchor retired: every remove NOSPC for good)", 1, 0, 0, 0, 0, 30, 0},
 };
 
 /* Every entry, or (part P of N: --regress P/N) entries P, P+N, ... */
