@@ -1570,14 +1570,17 @@ int main(int argc, char **argv)
          * a remove's 32), 77 run 14, 80 run 6 (nand-jffs2), 82 run 0
          * (nand-dhara); all session 31. Seed 60 run 22 (nor-w25q128 438
          * sectors: a victim stuck half-way squeezes into GC's open segment
-         * too; session 32). Then a few of a fresh seed. `test_nospc wedge-mixed SEED RUNS`
+         * too; session 32), seed 98 run 34 (nand-jffs2 40 blocks: a program
+         * failed in a squeeze's segment at its floor; session 32). Then a few
+         * of a fresh seed. `test_nospc wedge-mixed SEED RUNS`
          * and `test_nospc wedge-worn SEED RUNS` hunt further. */
         static const struct {
             uint64_t seed;
             int run, worn;
         } known[] = {{7, 26, 0}, {6, 30, 0}, {1, 4, 1},  {1, 5, 1},
                      {1, 18, 1}, {9, 24, 1},  {13, 7, 1}, {67, 23, 1}, {55, 18, 1},
-                     {73, 11, 1}, {77, 14, 1}, {80, 6, 1}, {82, 0, 1}, {60, 22, 1}};
+                     {73, 11, 1}, {77, 14, 1}, {80, 6, 1}, {82, 0, 1}, {60, 22, 1},
+                     {98, 34, 1}};
         int hunt = argc > 2 && strncmp(only, "wedge-", 6) == 0;
         int worn = hunt && strcmp(only, "wedge-worn") == 0;
         uint64_t seed = hunt ? strtoull(argv[2], 0, 0) : 29;
