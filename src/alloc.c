@@ -477,9 +477,9 @@ int cn_gc_fits(cairn *fs, uint32_t live, uint32_t log_segs, uint32_t nodes, int 
 /* GC down at its floor with garbage all round: metadata took the room GC
  * keeps for itself, and no victim fits above the floor, so deletes were
  * refused for good at 60% full (torture nor-w25q128-b4, seeds 8, 17: free
- * segments at GC's floor, a victim with one live page). A victim at most a
- * quarter live is emptied anyway when its moves and node writes fit the
- * metadata head and one segment below the floor, all in that head: its
+ * segments at GC's floor, a victim with one live page). A victim is emptied
+ * anyway when its moves and node writes fit GC's open segment, the metadata
+ * head and one segment below the floor, taken by that head: its
  * commit frees the victim, so the free count is no lower than before and
  * the head keeps the rest of the segment for the next one; a cut before the
  * commit gives the segment back. `keep`: it must leave a delete's nodes in

@@ -214,7 +214,8 @@ struct cn_head {
 enum cn_gc_phase { CN_GC_IDLE = 0, CN_GC_DATA = 1, CN_GC_NODES = 2 };
 /* A squeeze takes one segment below GC's floor (alloc.c floor_of): down to
  * CN_RECOVERY_SEGS - 1, or the last one where it began with only that free
- * (its commit frees the victim, so the free count is where it began). */
+ * (its commit frees the victim, so the free count is where it began) or lost
+ * its segment to a failed program (alloc.c cn_head_failed). */
 enum cn_squeeze { CN_SQUEEZE_ONE = 1, CN_SQUEEZE_LAST = 2 };
 struct cn_gc {
     uint32_t victim;
