@@ -1152,6 +1152,12 @@ void csim_wear_out_after(csim *s, uint32_t block, uint32_t erases)
     }
 }
 
+void csim_wear_out_now(csim *s, uint32_t block)
+{
+    if (block < s->geo.block_count)
+        s->blk[block].flags = (s->blk[block].flags | BF_WORN) & ~(uint32_t)BF_WEAR_ARMED;
+}
+
 void csim_fail_op(csim *s, uint64_t op_index)
 {
     if (s->n_fail == s->cap_fail) {

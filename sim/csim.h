@@ -139,6 +139,9 @@ void csim_set_factory_bad(csim *sim, uint32_t block); /* is_bad reports 1 */
 /* Erases of `block` from now on fail (CAIRN_DEV_ERASE_FAIL) after `erases`
  * more successful ones; programs into it then fail too. */
 void csim_wear_out_after(csim *sim, uint32_t block, uint32_t erases);
+/* The block is worn out now: every later program or erase in it fails (its
+ * data stays readable), as after csim_wear_out_after's last erase. */
+void csim_wear_out_now(csim *sim, uint32_t block);
 /* The mutating op with this index fails (PROG_FAIL or ERASE_FAIL) without
  * changing anything, and its block goes bad (later programs/erases fail). */
 void csim_fail_op(csim *sim, uint64_t op_index);

@@ -25,6 +25,8 @@ static int need_segment(const cairn *fs, unsigned h, uint32_t want, int exact)
            (exact && fs->seg_pages - hd->page < want);
 }
 
+static uint32_t floor_of(const cairn *fs, unsigned kind);
+
 /* A squeeze fills GC's own open segment, if it has one, and goes on in the
  * metadata head: it opens no segment but the metadata head's. */
 static unsigned resolve(const cairn *fs, unsigned h)
@@ -43,6 +45,26 @@ static uint32_t squeeze_cold_room(const cairn *fs)
     if (fs->seg_count < 64u || need_segment(fs, CN_H_COLD, 1, 0))
         return 0;
     return fs->seg_pages - fs->head[CN_H_COLD].page;
+}
+
+/* Pages GC's open segment could give a delete's nodes when the metadata
+ * head needs a segment and may take none (0 otherwise): a record that frees
+ * space, outside GC and recovery, GC's data apart from the metadata head
+ * (other records are refused there: the room is GC's, for the squeezes that
+ * let deletes through, worn seed 60 run 22). A failing
+ * anchor's replacement, reserved while free, took the segment a remove on
+ * a volume filled to NOSPC counted on, and every remove after was refused
+ * with 62 pages free in GC's head (test_nospc wedge-anchor seed 1029 run 14,
+ * nor-w25q128 292 sectors, session 33). */
+static uint32_t cold_spare(const cairn *fs)
+{
+    const struct cn_head *c = &fs->head[CN_H_COLD];
+    if (fs->freeing != CN_FREEING_SPACE || fs->in_gc || fs->recovering || fs->seg_count < 64u ||
+        c->seg == CN_NONE ||
+        c->page >= fs->seg_pages || (fs->segs[c->seg].flags & CN_SF_URGENT) ||
+        cn_free_segs(fs) > floor_of(fs, CN_H_META))
+        return 0;
+    return fs->seg_pages - c->page;
 }
 
 static int is_data_head(unsigned h) { return h >= CN_H_DATA; }
@@ -166,6 +188,18 @@ static int open_segment(cairn *fs, unsigned h, unsigned kind)
     return 0;
 }
 
+/* The metadata head goes on in GC's open segment (cold_spare), which then
+ * holds nodes; GC's data opens its next segment when it next moves any. */
+static void meta_takes_cold(cairn *fs)
+{
+    struct cn_head *m = &fs->head[CN_H_META], *c = &fs->head[CN_H_COLD];
+    close_head(fs, CN_H_META);
+    *m = *c;
+    c->seg = CN_NONE;
+    c->page = 0;
+    cn_seg_add_flags(&fs->segs[m->seg], CN_SF_NODES);
+}
+
 /* Up to `want` contiguous pages at head h (exactly `want` if exact: tree
  * nodes), a new segment taken within the floor of that kind of writer. */
 int cn_head_pages(cairn *fs, unsigned h, uint32_t want, int exact, uint32_t *page_out,
@@ -188,6 +222,10 @@ int cn_head_pages(cairn *fs, unsigned h, uint32_t want, int exact, uint32_t *pag
     hd = &fs->head[h];
     if (need_segment(fs, h, want, exact)) {
         err = open_segment(fs, h, kind);
+        if (err == CAIRN_ERR_NOSPC && h == CN_H_META && cold_spare(fs) >= want) {
+            meta_takes_cold(fs);
+            err = 0;
+        }
         if (err)
             return err;
     }
@@ -542,5 +580,7 @@ int cn_meta_room(cairn *fs, uint32_t extra)
         have = fs->seg_pages - m->page;
     if (free > floor)
         have += (free - floor) * fs->seg_pages;
+    else if (cold_spare(fs) > have)
+        have = cold_spare(fs); /* (the metadata head's rest is closed unused) */
     return fs->recovering || (have >= need && (fs->in_gc || !short_for_delete(fs, have - need)));
 }

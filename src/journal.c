@@ -306,9 +306,20 @@ static int append_once(cairn *fs, uint8_t type, const uint8_t *payload, uint32_t
             return err;
     }
     if (past_end(fs, fs->log.off + size) || (fs->segs[fs->log.seg].flags & CN_SF_EVICT)) {
+        int room = !past_end(fs, fs->log.off + size);
         err = gc_rolls_in_place(fs) ? move_log(fs) : switch_segment(fs);
         if (err == CAIRN_ERR_NOSPC)
             err = roll_over(fs);
+        /* A segment kept for an anchor (EVICT) that the journal holds is
+         * left when a segment can be had; until then the journal goes on in
+         * it. After a failing anchor's replacement the next NAND standby is
+         * the first good segment after the anchors, which held the journal,
+         * and at the recovery's two free segments every record was refused
+         * for good (test_nospc wedge-anchor-worn seed 1040 run 20, nand-jffs2
+         * 36 blocks; session 33). Neither a failed switch nor a refused roll
+         * changed the journal. */
+        if (err == CAIRN_ERR_NOSPC && room && !(fs->segs[fs->log.seg].flags & CN_SF_FAILING))
+            err = 0;
         if (err)
             return err;
     }

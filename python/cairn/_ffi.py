@@ -271,6 +271,7 @@ int csim_powered(const csim *sim);
 void csim_power_on(csim *sim);
 void csim_set_factory_bad(csim *sim, uint32_t block);
 void csim_wear_out_after(csim *sim, uint32_t block, uint32_t erases);
+void csim_wear_out_now(csim *sim, uint32_t block);
 void csim_fail_op(csim *sim, uint64_t op_index);
 void csim_fail_cancel(csim *sim);
 void csim_set_bitflips(csim *sim, uint32_t corrected_ppm,

@@ -402,6 +402,10 @@ class Sim:
         """Erases of block fail after ``erases`` more successful ones."""
         lib.csim_wear_out_after(self._p(), block, erases)
 
+    def wear_out_now(self, block: int) -> None:
+        """Every later program or erase of block fails (its data stays readable)."""
+        lib.csim_wear_out_now(self._p(), block)
+
     def fail_op(self, op_index: int) -> None:
         """The mutating op with this index fails and its block goes bad."""
         lib.csim_fail_op(self._p(), op_index)

@@ -122,6 +122,8 @@ def test_faults():
         sim.wear_out_after(6, 1)
         assert sim.dev_erase(6) == cairn.DevResult.OK
         assert sim.dev_erase(6) == cairn.DevResult.ERASE_FAIL
+        sim.wear_out_now(7)
+        assert sim.dev_erase(7) == cairn.DevResult.ERASE_FAIL
         sim.set_bitflips(corrected_ppm=0, uncorrectable_ppm=1_000_000)
         rc, _ = sim.dev_read(0, 0, 2048)
         assert rc == cairn.DevResult.UNCORRECTABLE

@@ -1360,6 +1360,29 @@ static int wedge_run(const char *model, uint32_t blocks, int nf, int32_t sz)
  * 320 such volumes (GC started a victim whose moves and nodes each needed a
  * fresh segment, or whose records switched the journal, with one segment
  * above its floor); `test_nospc wedge-mixed SEED RUNS` hunts further. */
+/* wedge-anchor: the round and the fill count at which an anchor starts to
+ * fail (wedge_mixed_run); -1: none */
+static int anchor_fail_round = -1;
+static uint32_t anchor_fail_at;
+static unsigned anchor_fail_which;
+static uint32_t anchor_fail_block = 0xFFFFFFFFu; /* first block worn out */
+static int anchors_failed, anchors_marked; /* volumes; of them, marked bad at the end */
+
+/* Wear out every erase block of anchor `which` (the volume's first two
+ * segments: no block of these volumes is factory-bad) now: its next program
+ * or erase fails. */
+static void fail_anchor(struct tfs *t, unsigned which)
+{
+    const struct cairn_geometry *geo = csim_geometry(t->sim);
+    struct cairn_fsinfo fi;
+    uint32_t bps, i;
+    CHECK_EQ(cairn_fs_stat(t->fs, &fi), 0, "fs_stat");
+    bps = fi.block_size / (geo->page_size * geo->pages_per_block);
+    for (i = 0; i < bps; i++)
+        csim_wear_out_now(t->sim, which * bps + i);
+    anchor_fail_block = which * bps;
+}
+
 static int wedge_mixed_round(struct tfs *t, const char *label, int round, int nf, uint64_t *rs,
                              int unsynced)
 {
@@ -1397,6 +1420,8 @@ static int wedge_mixed_round(struct tfs *t, const char *label, int round, int nf
         CHECK(w == CAIRN_ERR_NOSPC, "[%s] wedge-mixed: an append: %s", label, t_errname(w));
         wedge_let_go(t, label, &fd[k]);
         live--;
+        if (round == anchor_fail_round && (uint32_t)(nf - live) == anchor_fail_at)
+            fail_anchor(t, anchor_fail_which); /* on a full volume */
     }
     for (i = 0; i < nf; i++)
         if (fd[i] >= 0 && cairn_close(t->fs, fd[i]) != 0)
@@ -1414,10 +1439,17 @@ static int wedge_mixed_round(struct tfs *t, const char *label, int round, int nf
     return 0;
 }
 
-/* worn: up to 3 erase blocks wear out after 2-31 more erases, up to 3
+/* worn bit 1: up to 3 erase blocks wear out after 2-31 more erases, up to 3
  * programs or erases fail (their block goes bad), and half the volumes read
  * with corrected bit flips (scrubs): a failing device that cairn must ride
- * out (no CAIRN_ERR_IO reaches a call), with removes working all along. */
+ * out (no CAIRN_ERR_IO reaches a call), with removes working all along.
+ * worn bit 2: one anchor's blocks wear out (their next program or erase
+ * fails) when the volume is full, after the k-th file of a round was
+ * refused: its replacement (DESIGN.md "Anchors") must be emptied at the user
+ * reserve or below, where GC has least room, before the healthy anchor's
+ * slots run out. The anchor holding the newest checkpoint fails at its next
+ * checkpoint; the other at its next erase (a switch; on NAND a session's
+ * first checkpoint, at the next remount), which a run may not reach. */
 static int wedge_mixed_run(uint64_t seed, int run, int worn)
 {
     static const char *const models[] = {"nand-dhara", "nand-jffs2", "nor-m25p16", "nor-w25q128"};
@@ -1427,16 +1459,20 @@ static int wedge_mixed_run(uint64_t seed, int run, int worn)
                       : m == 2 ? 16 + t_randn(&rs, 17)
                                : 64 + t_randn(&rs, 400);
     int nf = 1 + (int)t_randn(&rs, 4), unsynced = (int)t_randn(&rs, 2), round, bad = 0;
-    char label[80];
+    char label[128];
     struct tfs t;
     sprintf(label, "seed %llu run %d: %s %u blocks", (unsigned long long)seed, run, models[m],
             (unsigned)blocks);
     t_fs_init(&t, t_sim_model(models[m], blocks, 0, blocks), 0);
     t_fs_format_mount(&t);
-    if (worn) {
+    if (worn & 1) {
         uint32_t k, wear = t_randn(&rs, 4), fail = t_randn(&rs, 4);
-        for (k = 0; k < wear; k++)
-            csim_wear_out_after(t.sim, t_randn(&rs, blocks), 2 + t_randn(&rs, 30));
+        for (k = 0; k < wear; k++) {
+            /* erases drawn first: the order GCC evaluated the arguments of
+             * the call these draws were once made in (the volumes above) */
+            uint32_t erases = 2 + t_randn(&rs, 30);
+            csim_wear_out_after(t.sim, t_randn(&rs, blocks), erases);
+        }
         for (k = 0; k < fail; k++)
             csim_fail_op(t.sim, 50 + t_randn(&rs, 20000));
         if (t_randn(&rs, 2))
@@ -1444,10 +1480,27 @@ static int wedge_mixed_run(uint64_t seed, int run, int worn)
         t.allow_violations = 1; /* (programs into a worn block) */
         strcat(label, ", worn");
     }
+    anchor_fail_round = -1;
+    if (worn & 2) { /* wedge-anchor: an anchor fails when the volume is full */
+        anchor_fail_round = (int)t_randn(&rs, 3);
+        anchor_fail_at = 1 + t_randn(&rs, (uint32_t)nf);
+        anchor_fail_which = t_randn(&rs, 2);
+        t.allow_violations = 1;
+        sprintf(label + strlen(label), ", anchor %u fails in round %d", anchor_fail_which,
+                anchor_fail_round);
+    }
+    anchor_fail_block = 0xFFFFFFFFu;
     for (round = 0; round < 3 && !bad; round++)
         bad = wedge_mixed_round(&t, label, round, nf, &rs, unsynced);
     if (!bad)
         bad = t_fs_remount(&t, "wedge-mixed") != 0 || t_fs_check(&t, "wedge-mixed") != 0;
+    if (anchor_fail_block != 0xFFFFFFFFu) { /* did the failure come, and was it handled? */
+        struct cairn_dev *dev = csim_dev(t.sim);
+        int marked = dev->is_bad(dev->ctx, anchor_fail_block) == 1;
+        anchors_failed++;
+        anchors_marked += marked;
+        printf("  [%s] %s\n", label, marked ? "replaced" : "not reached (no program or erase came)");
+    }
     if (bad)
         t_fs_abandon(&t); /* (a refused remove may leave the unmount refused too) */
     t_fs_free(&t);
@@ -1571,28 +1624,42 @@ int main(int argc, char **argv)
          * (nand-dhara); all session 31. Seed 60 run 22 (nor-w25q128 438
          * sectors: a victim stuck half-way squeezes into GC's open segment
          * too; session 32), seed 98 run 34 (nand-jffs2 40 blocks: a program
-         * failed in a squeeze's segment at its floor; session 32). Then a few
-         * of a fresh seed. `test_nospc wedge-mixed SEED RUNS`
-         * and `test_nospc wedge-worn SEED RUNS` hunt further. */
+         * failed in a squeeze's segment at its floor; session 32); anchor
+         * failing on the full volume: seed 1029 run 14 (nor-w25q128 292
+         * sectors: its replacement, reserved while free, took the segment a
+         * remove counted on; session 33), worn and anchor: seed 1040 run 20
+         * (nand-jffs2 36 blocks: the next NAND standby held the journal,
+         * which could not leave it at 2 free; session 33). Then a few
+         * of a fresh seed, healthy, worn and with an anchor failing on the
+         * full volume in turn. `test_nospc wedge-mixed SEED RUNS`,
+         * `wedge-worn`, `wedge-anchor` (an anchor fails once the volume is
+         * full: session 33) and `wedge-anchor-worn` (both) hunt further. */
         static const struct {
             uint64_t seed;
             int run, worn;
         } known[] = {{7, 26, 0}, {6, 30, 0}, {1, 4, 1},  {1, 5, 1},
                      {1, 18, 1}, {9, 24, 1},  {13, 7, 1}, {67, 23, 1}, {55, 18, 1},
                      {73, 11, 1}, {77, 14, 1}, {80, 6, 1}, {82, 0, 1}, {60, 22, 1},
-                     {98, 34, 1}};
+                     {98, 34, 1}, {1029, 14, 2}, {1040, 20, 3}};
         int hunt = argc > 2 && strncmp(only, "wedge-", 6) == 0;
-        int worn = hunt && strcmp(only, "wedge-worn") == 0;
+        int worn = !hunt                                  ? 0
+                   : strcmp(only, "wedge-worn") == 0        ? 1
+                   : strcmp(only, "wedge-anchor") == 0      ? 2
+                   : strcmp(only, "wedge-anchor-worn") == 0 ? 3
+                                                            : 0;
         uint64_t seed = hunt ? strtoull(argv[2], 0, 0) : 29;
-        int runs = argc > 3 ? atoi(argv[3]) : 4, r, bad = 0, n = 0;
+        int runs = argc > 3 ? atoi(argv[3]) : 6, r, bad = 0, n = 0;
         unsigned k;
         if (!hunt)
             for (k = 0; k < sizeof known / sizeof known[0]; k++, n++)
                 bad += wedge_mixed_run(known[k].seed, known[k].run, known[k].worn);
         for (r = 0; r < runs; r++, n++)
-            bad += wedge_mixed_run(seed, r, worn || (!hunt && r % 2));
+            bad += wedge_mixed_run(seed, r, hunt ? worn : r % 3);
         printf("  wedge-mixed: %d volumes filled 3 times by mixed appends (some worn), %d "
                "refused a remove or a remount or failed a call\n", n, bad);
+        if (anchors_failed)
+            printf("  wedge-anchor: an anchor wore out on %d full volumes; on %d of them it "
+                   "was replaced (its first block marked bad)\n", anchors_failed, anchors_marked);
     }
     if (!only || strcmp(only, "fresh") == 0) {
         promise_fresh("nor-m25p16 2 MiB", "nor-m25p16", 32);

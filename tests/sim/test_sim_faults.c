@@ -533,6 +533,14 @@ static void test_bad_blocks(void)
               d->is_bad(d->ctx, 2) == 1,
           "wear: is_bad only after mark_bad");
     CHECK(csim_erase_count(s, 2) == 3, "wear: erase count 3");
+    /* worn out now: programs fail without an erase first, the data stays */
+    CHECK(d->prog(d->ctx, 1 * 64, 0, a, 2048, NULL, 0) == 0, "wear now: a program before");
+    csim_wear_out_now(s, 1);
+    CHECK(d->prog(d->ctx, 1 * 64 + 1, 0, a, 2048, NULL, 0) == CAIRN_DEV_PROG_FAIL &&
+              d->erase(d->ctx, 1) == CAIRN_DEV_ERASE_FAIL,
+          "wear now: the next program and erase fail");
+    CHECK(d->read(d->ctx, 1 * 64, 0, p, 2048) >= 0 && memcmp(p, a, 2048) == 0,
+          "wear now: the data written before reads back");
 
     /* fail_op: program */
     i0 = sim_cnt(s).mutating_ops;
