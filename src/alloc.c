@@ -51,18 +51,18 @@ static uint32_t squeeze_cold_room(const cairn *fs)
  * head needs a segment and may take none (0 otherwise): a record that frees
  * space, outside GC and recovery, GC's data apart from the metadata head
  * (other records are refused there: the room is GC's, for the squeezes that
- * let deletes through, worn seed 60 run 22). A failing
- * anchor's replacement, reserved while free, took the segment a remove on
- * a volume filled to NOSPC counted on, and every remove after was refused
- * with 62 pages free in GC's head (test_nospc wedge-anchor seed 1029 run 14,
- * nor-w25q128 292 sectors, session 33). */
+ * let deletes through, worn seed 60 run 22). A failing anchor's replacement,
+ * reserved while free, took the segment a remove on a volume filled to NOSPC
+ * counted on, and every remove after was refused with 62 pages free in GC's
+ * head (test_nospc wedge-anchor seed 1029 run 14, nor-w25q128 292 sectors,
+ * session 33). */
 static uint32_t cold_spare(const cairn *fs)
 {
     const struct cn_head *c = &fs->head[CN_H_COLD];
-    if (fs->freeing != CN_FREEING_SPACE || fs->in_gc || fs->recovering || fs->seg_count < 64u ||
-        c->seg == CN_NONE ||
-        c->page >= fs->seg_pages || (fs->segs[c->seg].flags & CN_SF_URGENT) ||
-        cn_free_segs(fs) > floor_of(fs, CN_H_META))
+    if (fs->freeing != CN_FREEING_SPACE || fs->in_gc || fs->recovering ||
+        fs->seg_count < 64u || cn_free_segs(fs) > floor_of(fs, CN_H_META) ||
+        c->seg == CN_NONE || c->page >= fs->seg_pages ||
+        (fs->segs[c->seg].flags & CN_SF_URGENT))
         return 0;
     return fs->seg_pages - c->page;
 }
