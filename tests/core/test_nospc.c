@@ -1349,17 +1349,6 @@ static int wedge_run(const char *model, uint32_t blocks, int nf, int32_t sz)
     return bad;
 }
 
-/* (f2) wedge, mixed (session 29): random small volumes (nand-dhara and
- * nand-jffs2 24-64 blocks, nor-m25p16 16-32, nor-w25q128 64-463 sectors,
- * zero config) filled by 1-4 files in turns of appends of their own size
- * (1-100 B, 400-800 B, 1,000-4,000 B, or any up to 4 KiB each), synced, or
- * in half the volumes written unsynced a quarter of the time, until each is
- * refused; a file refused is closed (or discarded), then every file removed,
- * half the rounds followed by a remount; three rounds, then a remount and
- * cairn_check. No remove may fail. The build before session 29 wedged 2 of
- * 320 such volumes (GC started a victim whose moves and nodes each needed a
- * fresh segment, or whose records switched the journal, with one segment
- * above its floor); `test_nospc wedge-mixed SEED RUNS` hunts further. */
 /* wedge-anchor: the round and the fill count at which an anchor starts to
  * fail (wedge_mixed_run); -1: none */
 static int anchor_fail_round = -1;
@@ -1383,6 +1372,17 @@ static void fail_anchor(struct tfs *t, unsigned which)
     anchor_fail_block = which * bps;
 }
 
+/* (f2) wedge, mixed (session 29): random small volumes (nand-dhara and
+ * nand-jffs2 24-64 blocks, nor-m25p16 16-32, nor-w25q128 64-463 sectors,
+ * zero config) filled by 1-4 files in turns of appends of their own size
+ * (1-100 B, 400-800 B, 1,000-4,000 B, or any up to 4 KiB each), synced, or
+ * in half the volumes written unsynced a quarter of the time, until each is
+ * refused; a file refused is closed (or discarded), then every file removed,
+ * half the rounds followed by a remount; three rounds, then a remount and
+ * cairn_check. No remove may fail. The build before session 29 wedged 2 of
+ * 320 such volumes (GC started a victim whose moves and nodes each needed a
+ * fresh segment, or whose records switched the journal, with one segment
+ * above its floor); `test_nospc wedge-mixed SEED RUNS` hunts further. */
 static int wedge_mixed_round(struct tfs *t, const char *label, int round, int nf, uint64_t *rs,
                              int unsynced)
 {
