@@ -168,18 +168,80 @@ static enum cn_why plan_for(const struct cairn_config *cfg, uint32_t bpl, struct
     return settings_why(cfg, l);
 }
 
-/* blocks_per_lblock 0 picks the segment size: the fewest erase blocks a
- * segment that work on this volume (the checkpoint's table fits an anchor 16
- * times, a segment holds 16 nodes, at least CN_MIN_SEGS segments), preferring
- * segments that divide the volume (else the blocks past the last whole one
- * are left unused) and segments of at least 32 nodes (with 16, GC on a nearly
- * full volume could not free a segment: DESIGN.md "Segment size"). The same
- * geometry always gives the same answer, so format and mount agree. When no
- * size works, the reason is the one segments of one block give, unless that
- * is a size reason (anchor or volume too small for it: then W_NO_SIZE). */
-static enum cn_why plan(const struct cairn_config *cfg, struct layout *l)
+/* How zero config picks the segment size. Both rules try the sizes from one
+ * erase block up in passes, a pass asking what a segment must be (PICK_*). */
+enum cn_pick {
+    CN_PICK_NOW,     /* since session 34: dividing, unless a smaller size gives more */
+    CN_PICK_DIVIDING /* before: dividing first, whatever it costs (mount reads those) */
+};
+#define PICK_DIVIDES 1u /* divides the volume: no block left past the last segment */
+#define PICK_32NODES 2u /* holds 32 nodes (DESIGN.md "Segment size") */
+static const uint8_t passes_dividing[4] = {PICK_DIVIDES | PICK_32NODES, PICK_DIVIDES,
+                                           PICK_32NODES, 0};
+static const uint8_t passes_smallest[2] = {PICK_32NODES, 0};
+/* Segments a volume holds back whatever their size: two anchors and six
+ * (reserve, journal, heads; bench capacity's "neither used nor free" is 6.00
+ * segments on every NOR and NAND volume it fills) */
+#define PICK_HELD_SEGS 8u
+
+/* Does segments of bpl blocks work, and meet what the pass asks? */
+static int pick_fits(const struct cairn_config *cfg, uint32_t bpl, uint8_t pass_needs,
+                     struct layout *l)
 {
+    const struct cairn_geometry *g = &cfg->dev->geo;
+    if ((pass_needs & PICK_DIVIDES) && g->block_count % bpl != 0)
+        return 0;
+    if (plan_for(cfg, bpl, l) != W_OK)
+        return 0;
+    return !(pass_needs & PICK_32NODES) || l->seg_pages >= 32u * (l->node_size / l->page_size);
+}
+
+/* The fewest blocks a segment that meet the first pass any size meets; 0: none. */
+static uint32_t pick_by_passes(const struct cairn_config *cfg, const uint8_t *passes,
+                               uint32_t npasses, struct layout *l)
+{
+    const struct cairn_geometry *g = &cfg->dev->geo;
     uint32_t bpl, pass;
+    for (pass = 0; pass < npasses; pass++)
+        for (bpl = 1; bpl <= g->block_count / CN_MIN_SEGS &&
+                      (uint64_t)bpl * g->pages_per_block <= 65535;
+             bpl++)
+            if (pick_fits(cfg, bpl, passes[pass], l))
+                return bpl;
+    return 0;
+}
+
+/* The size zero config picks under `rule`; 0: none works. CN_PICK_DIVIDING:
+ * the fewest erase blocks a segment that work (the checkpoint's table fits an
+ * anchor 16 times, a segment holds 16 nodes, at least CN_MIN_SEGS segments),
+ * dividing the volume first and holding 32 nodes next (with 16, GC on a nearly
+ * full volume could not free a segment: DESIGN.md "Segment size").
+ * CN_PICK_NOW takes the smallest size of 32 nodes (else any) instead, the
+ * blocks past its last whole segment unused, when that leaves at least 1/32
+ * of the volume more to the user, counting PICK_HELD_SEGS segments held back:
+ * 361 blocks of nand-jffs2 got 16 segments of 19 blocks (0.42 of raw free
+ * after format), now 180 of 2 (0.92); the models at full size and every
+ * power-of-two volume keep their sizes. */
+static uint32_t pick_bpl(const struct cairn_config *cfg, enum cn_pick rule, struct layout *l)
+{
+    uint32_t count = cfg->dev->geo.block_count, dividing, smallest;
+    dividing = pick_by_passes(cfg, passes_dividing, 4, l);
+    if (rule == CN_PICK_DIVIDING || dividing == 0)
+        return dividing;
+    smallest = pick_by_passes(cfg, passes_smallest, 2, l);
+    if (smallest != 0 && smallest < dividing &&
+        PICK_HELD_SEGS * (uint64_t)(dividing - smallest) >= count % smallest + count / 32u)
+        return smallest;
+    return dividing;
+}
+
+/* blocks_per_lblock 0 picks the segment size (pick_bpl). The same geometry
+ * always gives the same answer, so format and mount agree. When no size
+ * works, the reason is the one segments of one block give, unless that is a
+ * size reason (anchor or volume too small for it: then W_NO_SIZE). */
+static enum cn_why plan_by(const struct cairn_config *cfg, enum cn_pick rule, struct layout *l)
+{
+    uint32_t bpl;
     const struct cairn_geometry *g;
     enum cn_why first;
     if (cfg == NULL || cfg->dev == NULL || cfg->dev->read == NULL || cfg->dev->prog == NULL ||
@@ -195,14 +257,9 @@ static enum cn_why plan(const struct cairn_config *cfg, struct layout *l)
     if (first != W_OK && first != W_ANCHOR && first != W_SEG_NODES && first != W_FEW_SEGS &&
         (first != W_UNIT || g->write_unit % g->page_size != 0))
         return first;
-    /* pass 0: dividing, 32 nodes; 1: dividing; 2: 32 nodes; 3: any */
-    for (pass = 0; pass < 4; pass++)
-        for (bpl = 1; bpl <= g->block_count / CN_MIN_SEGS &&
-                      (uint64_t)bpl * g->pages_per_block <= 65535;
-             bpl++)
-            if ((pass >= 2 || g->block_count % bpl == 0) && plan_for(cfg, bpl, l) == W_OK &&
-                (pass % 2 == 1 || l->seg_pages >= 32u * (l->node_size / l->page_size)))
-                return W_OK;
+    bpl = pick_bpl(cfg, rule, l);
+    if (bpl)
+        return plan_for(cfg, bpl, l);
     /* too few segments of one block: no blocks_per_lblock helps (the text
      * of W_FEW_SEGS would advise lowering it) */
     if (first == W_FEW_SEGS)
@@ -210,10 +267,32 @@ static enum cn_why plan(const struct cairn_config *cfg, struct layout *l)
     return first == W_UNIT ? first : W_NO_SIZE;
 }
 
+static enum cn_why plan(const struct cairn_config *cfg, struct layout *l)
+{
+    return plan_by(cfg, CN_PICK_NOW, l);
+}
+
+/* Would a mount with zero config also try the layout of volumes formatted
+ * before session 34 (rule CN_PICK_DIVIDING), because it differs? */
+static int plan_dividing_differs(const struct cairn_config *cfg, struct layout *l)
+{
+    struct layout now;
+    if (plan(cfg, &now) != W_OK || cfg->dev->geo.blocks_per_lblock != 0 ||
+        plan_by(cfg, CN_PICK_DIVIDING, l) != W_OK)
+        return 0;
+    return l->seg_pages != now.seg_pages;
+}
+
+/* With zero config, also what a volume formatted before session 34 needs
+ * (cairn_mount reads those: the larger of the two). */
 uint32_t cairn_mem_size(const struct cairn_config *cfg)
 {
-    struct layout l;
-    return plan(cfg, &l) != W_OK ? 0 : l.total;
+    struct layout l, before;
+    if (plan(cfg, &l) != W_OK)
+        return 0;
+    if (plan_dividing_differs(cfg, &before) && before.total > l.total)
+        return before.total;
+    return l.total;
 }
 
 static int mem_ok(const struct cairn_config *cfg, const struct layout *l)
@@ -236,13 +315,14 @@ const char *cairn_config_why(const struct cairn_config *cfg)
     return why_text[why];
 }
 
-/* Set up the context over its memory; nothing is read from the device. */
-static int setup(cairn *fs, const struct cairn_config *cfg)
+/* Set up the context over its memory, segments picked by `rule` under zero
+ * config; nothing is read from the device. */
+static int setup_by(cairn *fs, const struct cairn_config *cfg, enum cn_pick rule)
 {
     struct layout l;
     uint8_t *m;
     uint32_t i, h;
-    if (plan(cfg, &l) != W_OK || !mem_ok(cfg, &l))
+    if (plan_by(cfg, rule, &l) != W_OK || !mem_ok(cfg, &l))
         return CAIRN_ERR_INVAL;
     memset(fs, 0, sizeof *fs);
     fs->commit_pages = l.commit_pages;
@@ -388,7 +468,7 @@ int cairn_format(cairn *fs, const struct cairn_config *cfg)
         return CAIRN_ERR_INVAL;
     c = *cfg;
     c.read_only = 0;
-    err = setup(fs, &c);
+    err = setup_by(fs, &c, CN_PICK_NOW);
     if (err)
         return err;
     err = erase_anchors(fs);
@@ -595,17 +675,20 @@ static int replace_anchor_now(cairn *fs)
     return err == CAIRN_ERR_NOSPC ? 0 : err;
 }
 
-int cairn_mount(cairn *fs, const struct cairn_config *cfg)
+/* Mount with the segments `rule` picks under zero config. *found: a
+ * checkpoint of that layout was loaded (else a CAIRN_ERR_CORRUPT may only mean
+ * the volume was laid out otherwise; nothing was written). */
+static int mount_by(cairn *fs, const struct cairn_config *cfg, enum cn_pick rule, int *found)
 {
     int err, clean;
-    if (fs == NULL)
-        return CAIRN_ERR_INVAL;
-    err = setup(fs, cfg);
+    *found = 0;
+    err = setup_by(fs, cfg, rule);
     if (err)
         return err;
     clean = find_anchors(fs);
     if (!clean)
         clean = cn_ckpt_load(fs);
+    *found = clean >= 0;
     err = clean < 0 ? clean : state_sane(fs);
     if (!err && fs->root == CN_NONE)
         /* format's checkpoint, clean: anything else naming no tree is not
@@ -641,6 +724,22 @@ int cairn_mount(cairn *fs, const struct cairn_config *cfg)
     }
     if (err)
         teardown(fs);
+    return err;
+}
+
+/* A volume formatted with zero config before session 34 may have segments of
+ * the rule before (CN_PICK_DIVIDING): its checkpoints record them, and none
+ * verifies in the layout of today's rule. Only then is the other layout
+ * tried, so a volume of today's is never read as anything else. */
+int cairn_mount(cairn *fs, const struct cairn_config *cfg)
+{
+    struct layout before;
+    int found, err;
+    if (fs == NULL)
+        return CAIRN_ERR_INVAL;
+    err = mount_by(fs, cfg, CN_PICK_NOW, &found);
+    if (err == CAIRN_ERR_CORRUPT && !found && plan_dividing_differs(cfg, &before))
+        err = mount_by(fs, cfg, CN_PICK_DIVIDING, &found);
     return err;
 }
 

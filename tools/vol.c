@@ -176,6 +176,23 @@ static int geometry_ok(struct cairn_geometry *g, uint32_t oob, uint32_t model_wr
     return geometry_why(g, oob, model_write_unit) == NULL;
 }
 
+/* No power of two divides the volume into segments cairn accepts (e.g. 361
+ * NAND blocks = 19 x 19): the fewest blocks a segment it accepts, the volume
+ * cut to whole segments (the blocks past the last one would be unused on the
+ * device too, as cairn's zero config leaves them). 0 when one is found. */
+static int whole_segments(struct cairn_geometry *g, uint32_t oob, uint32_t model_write_unit)
+{
+    uint32_t bpl, all = g->block_count;
+    for (bpl = 1; bpl <= all / 11u && bpl < 1024u; bpl++) {
+        g->blocks_per_lblock = bpl;
+        g->block_count = all - all % bpl;
+        if (geometry_ok(g, oob, model_write_unit))
+            return 0;
+    }
+    g->block_count = all;
+    return -1;
+}
+
 static const char *default_model(uint32_t medium)
 {
     switch (medium) {
@@ -245,7 +262,7 @@ static int geometry_from_opts(struct vol *v, struct cairn_geometry *g, uint32_t 
     while (!o->lblock && g->blocks_per_lblock < 1024 &&
            (g->block_count % g->blocks_per_lblock || !geometry_ok(g, *oob, wu)))
         g->blocks_per_lblock *= 2;
-    if (!o->lblock && g->blocks_per_lblock >= 1024)
+    if (!o->lblock && g->blocks_per_lblock >= 1024 && whole_segments(g, *oob, wu) != 0)
         g->blocks_per_lblock = 1; /* none fits: report the plain geometry */
     bpl = g->blocks_per_lblock;
     if (g->block_count % bpl)

@@ -181,11 +181,20 @@ def new_geometry(model=None, *, medium=None, page=None, block=None, size=None, s
 
 def _pick_segment(base: Geometry, lblock, model_write_unit: int) -> Geometry | None:
     """The segment: lblock erase blocks, else the fewest (1, 2, 4 ... 512) that
-    divide the volume and that cairn accepts. None when cairn refuses."""
+    divide the volume and that cairn accepts; when no power of two does, the
+    fewest blocks of any number that cairn accepts, the volume cut to whole
+    segments (as the tool does, docs/TOOL.md). None when cairn refuses."""
     tries = [int(lblock)] if lblock else [1 << k for k in range(10)]
     for bpl in tries:
         geo = _with_segment(base, bpl, model_write_unit)
         if base.block_count % bpl == 0 and _accepted(geo):
+            return geo
+    if lblock:
+        return None
+    for bpl in range(1, min(base.block_count // 11, 1023) + 1):
+        cut = Geometry(**{**base.__dict__, "block_count": base.block_count - base.block_count % bpl})
+        geo = _with_segment(cut, bpl, model_write_unit)
+        if _accepted(geo):
             return geo
     return None
 

@@ -249,6 +249,19 @@ def test_geometry_errors(kwargs, message):
         cairn.Image(**kwargs)
 
 
+def test_odd_block_count_cut_to_whole_segments():
+    # 253 sectors = 11 x 23: no power of two divides it into segments cairn
+    # takes; the fewest sectors a segment it takes (4), the last one left out
+    with cairn.Image(model="nor-w25q128", size=253 * 4096) as image:
+        g = image.geometry
+        assert (g.blocks_per_lblock, g.block_count) == (4, 252)
+        assert image.image_size == 252 * 4096
+        image.write_file("f", b"odd")
+        raw = image.tobytes()
+    with cairn.Image.open(raw) as back:
+        assert back.read_file("f") == b"odd" and back.check().ok
+
+
 def test_medium_alone_takes_its_model():
     with cairn.Image(medium="block", block="64K", size="1M") as image:
         assert image.medium == cairn.Medium.BLOCK and image.geometry.page_size == 512

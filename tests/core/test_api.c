@@ -1307,6 +1307,140 @@ static void s_zero_config(void)
     }
 }
 
+/* Bytes free after format, as a fraction of the raw bytes (fs_stat), and
+ * the segment size in erase blocks. */
+static double zero_free(struct tfs *t, uint32_t *bpl)
+{
+    const struct cairn_geometry *g = csim_geometry(t->sim);
+    uint64_t raw = (uint64_t)g->block_count * g->pages_per_block * g->page_size;
+    struct cairn_fsinfo fi;
+    memset(&fi, 0, sizeof fi);
+    RC(cairn_fs_stat(t->fs, &fi), 0, "fs_stat");
+    *bpl = fi.block_size / (g->pages_per_block * g->page_size);
+    return (double)fi.free_bytes / (double)raw;
+}
+
+/* A session of the volume in t (mounted): writes `name` (synced), then
+ * another file, cut `cut` mutating operations in (0: not cut; the second
+ * file is then lost or whole), and mounts again with t's config. */
+static void zero_session(struct tfs *t, const char *name, uint32_t cut, const char *what)
+{
+    struct csim_counters c;
+    static const char more[] = "written by a session that may be cut";
+    int rc;
+    RC(t_write_file(t->fs, name, name, (int32_t)strlen(name)), 0, "write a file");
+    if (cut) {
+        csim_counters(t->sim, &c);
+        csim_cut_at(t->sim, c.mutating_ops + cut, CSIM_TEAR_PREFIX);
+        (void)t_write_file(t->fs, "/more", more, (int32_t)sizeof more);
+        (void)t_write_file(t->fs, "/more2", more, (int32_t)sizeof more);
+        csim_cut_cancel(t->sim);
+        t_fs_abandon(t);
+        csim_power_on(t->sim);
+        rc = t_fs_mount(t);
+        CHECK(rc == 0, "%s: mount after a cut %u operations into a session: %d", what,
+              (unsigned)cut, rc);
+        if (rc == 0)
+            CHECK(t_fs_check(t, what) == 0, "%s: cairn_check after the cut", what);
+    } else {
+        t_fs_remount(t, what);
+    }
+    if (t->mounted)
+        t_check_file(t->fs, name, name, (int32_t)strlen(name), what);
+}
+
+/* Zero config on block counts that are products of two larger primes
+ * (session 34): segments that divide the volume came first before, whatever
+ * they cost (361 blocks of nand-jffs2 got 16 segments of 19 blocks, 0.42 of
+ * raw free after format); now the smallest segment that works, the blocks
+ * past the last whole one unused. A volume formatted under the old rule (the
+ * same bytes as an explicit blocks_per_lblock of its size) still mounts with
+ * zero config, also after a cut, and a zero-config format over it lays the
+ * volume out anew: the old files never come back. cfg.mem is
+ * cairn_mem_size(zero config), which must cover both layouts. */
+static void s_zero_config_odd(void)
+{
+    static const struct {
+        const char *model;
+        uint32_t blocks, bpl_before, bpl_now;
+    } vols[] = {{"nand-jffs2", 361, 19, 2},
+                {"nand-jffs2", 2021, 43, 3},
+                {"nand-dhara", 391, 17, 2},
+                {"nor-w25q128", 253, 11, 8}};
+    size_t v;
+    for (v = 0; v < sizeof vols / sizeof vols[0]; v++) {
+        struct tfs t;
+        struct cairn_dev before;
+        struct cairn_config zero;
+        char what[96];
+        uint32_t bpl, k;
+        double free_before, free_now;
+        int rc;
+        snprintf(what, sizeof what, "%s, %u blocks", vols[v].model, (unsigned)vols[v].blocks);
+        t_fs_init(&t, t_sim_model(vols[v].model, vols[v].blocks, 0, 1), 1);
+        zero = t.cfg;
+        before = *t.cfg.dev;
+        before.geo.blocks_per_lblock = vols[v].bpl_before;
+        t.cfg.dev = &before; /* the layout zero config gave before session 34 */
+        rc = cairn_format(t.fs, &t.cfg);
+        if (rc == 0)
+            rc = t_fs_mount(&t);
+        CHECK(rc == 0, "%s: format in segments of %u blocks: %d", what,
+              (unsigned)vols[v].bpl_before, rc);
+        if (rc != 0) {
+            t_fs_free(&t);
+            continue;
+        }
+        free_before = zero_free(&t, &bpl);
+        RC(t_fs_unmount(&t), 0, "unmount");
+        t.cfg = zero;
+        rc = t_fs_mount(&t);
+        CHECK(rc == 0, "%s: zero config mounts the volume of the rule before: %d", what, rc);
+        if (rc == 0) {
+            (void)zero_free(&t, &bpl);
+            CHECK(bpl == vols[v].bpl_before, "%s: in its segments of %u blocks (%u)", what,
+                  (unsigned)vols[v].bpl_before, (unsigned)bpl);
+            for (k = 0; k < 4 && t.mounted; k++) {
+                char name[16];
+                snprintf(name, sizeof name, "/old%u", (unsigned)k);
+                zero_session(&t, name, k % 2 ? 2u + 5u * k : 0u, what);
+            }
+            if (t.mounted)
+                t_check_file(t.fs, "/old0", "/old0", 5, what);
+        }
+        if (t.mounted)
+            RC(t_fs_unmount(&t), 0, "unmount");
+        rc = cairn_format(t.fs, &t.cfg);
+        if (rc == 0)
+            rc = t_fs_mount(&t);
+        CHECK(rc == 0, "%s: zero-config format over it: %d", what, rc);
+        if (rc == 0) {
+            free_now = zero_free(&t, &bpl);
+            CHECK(bpl == vols[v].bpl_now, "%s: zero config picks segments of %u blocks (%u)",
+                  what, (unsigned)vols[v].bpl_now, (unsigned)bpl);
+            CHECK(free_now > free_before, "%s: free after format %.3f of raw, %.3f before",
+                  what, free_now, free_before);
+            printf("  zero config, %s: segments of %u blocks (%u before), free after format "
+                   "%.3f of raw (%.3f before)\n",
+                   what, (unsigned)bpl, (unsigned)vols[v].bpl_before, free_now, free_before);
+            for (k = 0; k < 6 && t.mounted; k++) {
+                char name[16];
+                uint8_t *buf = NULL;
+                int32_t len = 0;
+                snprintf(name, sizeof name, "/new%u", (unsigned)k);
+                zero_session(&t, name, k % 2 ? 1u + 3u * k : 0u, what);
+                if (!t.mounted)
+                    break;
+                rc = t_read_file(t.fs, "/old0", &buf, &len);
+                free(buf);
+                CHECK(rc == CAIRN_ERR_NOENT, "%s: the old volume's file stays gone: %d",
+                      what, rc);
+            }
+        }
+        t_fs_free(&t);
+    }
+}
+
 /* A config that cannot work gets INVAL and a reason (issue 11): each check
  * of the configuration, broken on its own, names itself through
  * cairn_config_why; cairn_mem_size is 0 exactly then (mem aside), and format
@@ -1453,6 +1587,7 @@ int main(int argc, char **argv)
     s_errstr();
     if (argc < 2) {
         s_zero_config();
+        s_zero_config_odd();
         s_config_why();
     }
     for (med = 0; med < T_NMEDIA; med++) {

@@ -268,6 +268,16 @@ run mkfs m3.img --medium nor --page 256 --block 4K --size 1M
 expect_out "mkfs with 4 KiB erase blocks: segments of several blocks" 0 "segments of 16384 bytes"
 run info m3.img
 expect_out "... detected as 16 KiB blocks" 0 "^segment: *16384 bytes"
+# 253 sectors = 11 x 23: no power of two divides it into segments cairn takes;
+# the fewest blocks a segment that it takes (4), the last sector left out
+run mkfs odd.img --model nor-w25q128 --size 1036288
+expect_out "mkfs of 253 sectors: whole segments of the fewest blocks" 0 "63 segments of 16384 bytes"
+check "mkfs of 253 sectors: the image is the 252 of whole segments" test "$(filesize odd.img)" -eq 1032192
+run put odd.img src/one_page /f
+expect "put into the odd-sized volume" 0
+run fsck odd.img
+expect_out "fsck of the odd-sized volume" 0 "clean"
+rm -f odd.img
 run mkfs small.img --model nor-m25p16 --size 512K
 expect_err "mkfs of a too small volume: exit 2 with the reason" 2 "at least 11 erase blocks"
 check "a refused mkfs leaves no file" test ! -e small.img
