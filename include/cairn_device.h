@@ -66,8 +66,11 @@ struct cairn_geometry {
     uint32_t write_unit;
     /* Erase blocks per logical block (the file system's allocation unit, a
      * segment); must divide block_count. 0 = chosen by cairn: the fewest
-     * blocks a segment that work on this volume (docs/DESIGN.md "Segment
-     * size"); the same geometry always gives the same choice. A volume is
+     * blocks a segment that work on this volume, dividing it unless a
+     * smaller size leaves the user 1/32 of it more (the blocks past the last
+     * whole segment then stay unused: docs/DESIGN.md "Segment size"); the
+     * same geometry always gives the same choice, and a mount with 0 also
+     * reads volumes formatted with 0 by cairn before that rule. A volume is
      * mounted with the value it was formatted with. */
     uint32_t blocks_per_lblock;
 };

@@ -90,7 +90,7 @@
 
 /* ------------------------------------------------------------ geometries */
 
-enum geo_kind { G_MODEL, G_NAND4K, G_SDSMALL, G_RANDOM };
+enum geo_kind { G_MODEL, G_NAND4K, G_SDSMALL, G_NAND_ODD, G_RANDOM };
 
 struct geo_def {
     const char *name;
@@ -127,6 +127,11 @@ static const struct geo_def geos[] = {
     {"sd-tf", G_MODEL, "sd-tf", 12, 16, 1, 1, 15, 4, 200},
     {"sd-small", G_SDSMALL, NULL, 64, 64, 1, 2, 30, 8, 600},
     {"smallest", G_MODEL, "nor-w25q128", 44, 44, 4, 6, 60, 20, 2000},
+    /* zero config on a block count no small segment divides (143 = 11 x 13;
+     * 361 = 19 x 19 with --long): segments of 2 (3) blocks, the blocks past
+     * the last whole one unused, where the rule before session 34 took 11
+     * (19) (fs.c pick_bpl) */
+    {"nand-odd", G_NAND_ODD, NULL, 143, 361, 0, 2, 40, 10, 800},
     /* a geometry of its own for every run, drawn from the run's seed
      * (random_geometry); only when named: --geo random */
     {"random", G_RANDOM, NULL, 0, 0, 0, 8, 20, 16, 400},
@@ -261,6 +266,16 @@ static csim *make_sim(const struct geo_def *g, uint64_t seed)
             geo.medium = CAIRN_MEDIUM_NAND;
             geo.max_partial_programs = 1;
             geo.blocks_per_lblock = 1;
+            sim = csim_new_custom(&geo, &cost, NULL, &opt);
+        } else if (g->kind == G_NAND_ODD) { /* small pages, 32 KiB blocks */
+            csim_model_info("nand-dhara", NULL, &cost, NULL);
+            geo.page_size = 512;
+            geo.spare_size = 16;
+            geo.pages_per_block = 64;
+            geo.block_count = opt.block_count;
+            geo.medium = CAIRN_MEDIUM_NAND;
+            geo.max_partial_programs = 1;
+            geo.blocks_per_lblock = 0;
             sim = csim_new_custom(&geo, &cost, NULL, &opt);
         } else { /* sd-tf's card and costs, 256 KiB erase blocks */
             csim_model_info("sd-tf", &geo, &cost, &ftl);
