@@ -459,6 +459,70 @@ static int unwritten_tree(cairn *fs)
     return err;
 }
 
+/* Are the count erase blocks from `first` good, as the driver's marks say? */
+static int blocks_good(cairn *fs, uint32_t first, uint32_t count)
+{
+    struct cairn_dev *d = fs->dev;
+    uint32_t i;
+    for (i = 0; i < count && d->is_bad != NULL; i++)
+        if (d->is_bad(d->ctx, first + i) != 0)
+            return 0;
+    return 1;
+}
+
+/* Erase the block holding `page` (of today's layout), unless the page's first
+ * bytes read blank: 1 erased (or failed to: the block is left flagged, its
+ * segment retired when it is used), 0 blank, or an error that ends the format. */
+static int clear_block_of(cairn *fs, uint32_t page)
+{
+    uint32_t ppb = fs->dev->geo.pages_per_block, bps = fs->seg_pages / ppb;
+    uint32_t block = page / ppb, seg = block / bps;
+    uint8_t head[16];
+    int blank, err;
+    if (seg >= fs->seg_count)
+        return 0;
+    err = cn_dev_blank(fs, page, 0, head, sizeof head, &blank);
+    if (err || blank)
+        return err;
+    err = cn_dev_erase_block(fs, seg, block % bps);
+    return !err || (fs->segs[seg].flags & CN_SF_FAILING) ? 1 : err;
+}
+
+/* A zero-config format where the rule before session 34 picks other
+ * segments: a mount that finds no checkpoint of today's layout tries that
+ * layout (cairn_mount), so an earlier volume's checkpoints there must go
+ * first, or a format cut before its own checkpoint lands would give the
+ * earlier volume back, in the state its surviving checkpoints name (I14).
+ * Each checkpoint copy's place in that layout's two anchors is read (a few
+ * bytes), and a block holding one that is not blank is erased: nothing on a
+ * fresh device, at most both anchors on a reformat. */
+static int clear_dividing_anchors(cairn *fs, const struct cairn_config *cfg)
+{
+    struct layout old;
+    uint32_t ppb = fs->dev->geo.pages_per_block, bpl, s, p, n = 0, span, done_block = CN_NONE;
+    int err = 0;
+    if (!plan_dividing_differs(cfg, &old))
+        return 0;
+    bpl = old.seg_pages / ppb;
+    /* the pages the slots' copies take, copy after copy (FORMAT.md) */
+    span = old.seg_pages / (old.ckpt_pages * fs->ckpt_copies) * old.ckpt_pages * fs->ckpt_copies;
+    for (s = 0; s < old.seg_count && s < 16u && n < 2u && !err; s++) {
+        if (!blocks_good(fs, s * bpl, bpl))
+            continue;
+        n++;
+        for (p = 0; p < span && err >= 0; p += old.ckpt_pages) {
+            uint32_t page = s * old.seg_pages + p;
+            if (page / ppb == done_block)
+                continue; /* erased already */
+            err = clear_block_of(fs, page);
+            if (err == 1)
+                done_block = page / ppb;
+        }
+        err = err < 0 ? err : 0;
+    }
+    return err;
+}
+
 int cairn_format(cairn *fs, const struct cairn_config *cfg)
 {
     uint32_t s;
@@ -471,7 +535,9 @@ int cairn_format(cairn *fs, const struct cairn_config *cfg)
     err = setup_by(fs, &c, CN_PICK_NOW);
     if (err)
         return err;
-    err = erase_anchors(fs);
+    err = clear_dividing_anchors(fs, &c);
+    if (!err)
+        err = erase_anchors(fs);
     for (s = 0; s < fs->seg_count && !err; s++)
         fs->segs[s].state = s < fs->seg_base ? CN_SEG_BAD : CN_SEG_FREE;
     if (!err) {

@@ -1349,6 +1349,68 @@ static void zero_session(struct tfs *t, const char *name, uint32_t cut, const ch
         t_check_file(t->fs, name, name, (int32_t)strlen(name), what);
 }
 
+/* A zero-config format over a volume of the rule before, cut at each of its
+ * operations in turn (from the same image each time). A mount after it finds
+ * the new volume, nothing (CAIRN_ERR_CORRUPT), or, while the format had not
+ * yet cleared the anchors of the old layout (clear_dividing_anchors), the
+ * earlier volume whole: every file as written and a clean check, as a cut
+ * format leaves it. out[0..3]: cuts, new volume, nothing, earlier volume. */
+static void zero_cut_formats(const char *model, uint32_t blocks, const struct t_image *im,
+                             uint32_t out[4], const char *what)
+{
+    uint32_t k, i;
+    memset(out, 0, 4 * sizeof out[0]);
+    for (k = 0; k < 400; k++) {
+        struct tfs t;
+        int rc, done;
+        uint8_t *buf = NULL;
+        int32_t len = 0;
+        t_fs_init(&t, t_sim_model(model, blocks, 0, 1), 1);
+        t_image_put(im, t.sim);
+        csim_cut_at(t.sim, k, k % 2 ? CSIM_TEAR_RANDOM : CSIM_TEAR_PREFIX);
+        rc = cairn_format(t.fs, &t.cfg);
+        done = csim_powered(t.sim);
+        csim_cut_cancel(t.sim);
+        csim_power_on(t.sim);
+        out[0] += !done;
+        CHECK(!done || rc == 0, "%s: the format uncut: %d", what, rc);
+        rc = t_fs_mount(&t);
+        CHECK(rc == 0 || (rc == CAIRN_ERR_CORRUPT && !done), "%s: mount after a format cut at "
+              "its operation %u: %d", what, (unsigned)k, rc);
+        if (rc == 0 && t_read_file(t.fs, "/old0", &buf, &len) == CAIRN_ERR_NOENT) {
+            out[1] += !done;
+        } else if (rc == 0) {
+            out[3]++;
+            CHECK(!done, "%s: a whole format shows the earlier volume", what);
+            for (i = 0; i < 4; i++) {
+                char name[16];
+                snprintf(name, sizeof name, "/old%u", (unsigned)i);
+                t_check_file(t.fs, name, name, 5, what);
+            }
+            CHECK(t_fs_check(&t, what) == 0, "%s: the earlier volume after a format cut at "
+                  "its operation %u: cairn_check", what, (unsigned)k);
+        } else {
+            out[2]++;
+        }
+        free(buf);
+        if (done && rc == 0) { /* the new volume's anchors lost: nothing, not the earlier one */
+            struct cairn_fsinfo fi;
+            uint32_t b, ppb = csim_geometry(t.sim)->pages_per_block;
+            RC(cairn_fs_stat(t.fs, &fi), 0, "fs_stat");
+            RC(t_fs_unmount(&t), 0, "unmount");
+            for (b = 0; b < 2u * (fi.block_size / fi.page_size / ppb); b++)
+                t.cfg.dev->erase(t.cfg.dev->ctx, b);
+            rc = t_fs_mount(&t);
+            CHECK(rc == CAIRN_ERR_CORRUPT, "%s: a whole format, its anchors erased: mount %d "
+                  "(not the earlier volume)", what, rc);
+        }
+        t.allow_violations = 1; /* the cut's tears: checked by the mount alone */
+        t_fs_free(&t);
+        if (done)
+            break;
+    }
+}
+
 /* Zero config on block counts that are products of two larger primes
  * (session 34): segments that divide the volume came first before, whatever
  * they cost (361 blocks of nand-jffs2 got 16 segments of 19 blocks, 0.42 of
@@ -1410,6 +1472,17 @@ static void s_zero_config_odd(void)
         }
         if (t.mounted)
             RC(t_fs_unmount(&t), 0, "unmount");
+        {
+            struct t_image im;
+            uint32_t n[4];
+            t_image_take(&im, t.sim);
+            zero_cut_formats(vols[v].model, vols[v].blocks, &im, n, what);
+            t_image_free(&im);
+            CHECK(n[0] > 0 && n[1] + n[2] + n[3] == n[0], "%s: format cut", what);
+            printf("  zero config, %s: a format over it cut at each of its %u operations: "
+                   "the new volume %u times, none %u, the earlier one whole %u\n", what,
+                   (unsigned)n[0], (unsigned)n[1], (unsigned)n[2], (unsigned)n[3]);
+        }
         rc = cairn_format(t.fs, &t.cfg);
         if (rc == 0)
             rc = t_fs_mount(&t);
