@@ -196,6 +196,56 @@ struct layout {
     int nand; /* 1 NAND (even with oob 0 when the user said so) */
 };
 
+/* A NAND dump whose erase blocks run past the volume's last whole segment
+ * (cairn's zero config leaves them unused: DESIGN.md "Segment size"): the
+ * OOB bytes per page, of the usual page / 32, / 64, / 16, / 8, that make the
+ * image whole pages with fewer than a segment's past the volume; 0: none. */
+static const uint32_t oob_per[] = {32, 64, 16, 8}; /* usual OOB: page / these */
+
+static uint32_t nand_oob_with_tail(const struct ckpt_hdr *h, uint64_t avail)
+{
+    uint64_t pages = (uint64_t)h->seg_pages * h->seg_count;
+    uint32_t i;
+    for (i = 0; i < sizeof oob_per / sizeof oob_per[0]; i++) {
+        uint64_t stride = h->page_size + h->page_size / oob_per[i];
+        if (avail % stride == 0 && avail / stride > pages && avail / stride - pages < h->seg_pages)
+            return (uint32_t)(h->page_size / oob_per[i]);
+    }
+    return 0;
+}
+
+/* Is this OOB size a usual one? Whole-page layouts whose OOB is not come
+ * after a tail layout with a usual one: a checkpoint at page 0 verifies in
+ * any stride, so the order decides (a 16-block dump of 2 KiB pages with one
+ * block past the volume reads as 196 OOB bytes a page, and then as corrupt). */
+static int usual_oob(uint32_t page_size, uint32_t oob)
+{
+    uint32_t i;
+    for (i = 0; i < sizeof oob_per / sizeof oob_per[0]; i++)
+        if (oob == page_size / oob_per[i])
+            return 1;
+    return 0;
+}
+
+/* The NAND layouts with whole pages and with a tail (above), in the order to
+ * verify them; returns how many were added at out[n...]. */
+static int nand_layouts(const struct ckpt_hdr *h, uint64_t avail, uint64_t pages, int whole_ok,
+                        struct layout *out)
+{
+    uint32_t whole = whole_ok ? (uint32_t)(avail / pages - h->page_size) : 0;
+    uint32_t tail = nand_oob_with_tail(h, avail);
+    int n = 0, i;
+    if (whole_ok && (usual_oob(h->page_size, whole) || tail == 0))
+        out[n++].oob = whole;
+    if (tail != 0)
+        out[n++].oob = tail;
+    if (whole_ok && !usual_oob(h->page_size, whole) && tail != 0)
+        out[n++].oob = whole;
+    for (i = 0; i < n; i++)
+        out[i].nand = 1;
+    return n;
+}
+
 /* The layouts to try for a header, best first (see docs/TOOL.md). Returns
  * their count; 0 with a message in err when the geometry is ambiguous or the
  * image cannot hold the volume. */
@@ -223,16 +273,18 @@ static int layouts(const struct ckpt_hdr *h, uint64_t avail, const struct detect
     if (hn->medium == CAIRN_MEDIUM_NAND) {
         if (hn->have_oob) {
             out[n].oob = hn->oob;
-        } else if (avail % pages == 0 && avail / pages >= h->page_size) {
-            out[n].oob = (uint32_t)(avail / pages - h->page_size);
+            out[n++].nand = 1;
         } else {
+            n = nand_layouts(h, avail, pages, avail % pages == 0 && avail / pages >= h->page_size,
+                             out);
+        }
+        if (n == 0) {
             set_err(err, errlen,
                     "NAND image of %llu bytes is not %llu pages of data + OOB: give --spare "
                     "(OOB bytes per page) or --size",
                     avail, pages, 0);
             return 0;
         }
-        out[n++].nand = 1;
     } else if (hn->medium || hn->block_device || (hn->have_oob && hn->oob == 0)) {
         out[n].oob = 0;
         out[n++].nand = 0;
@@ -243,10 +295,11 @@ static int layouts(const struct ckpt_hdr *h, uint64_t avail, const struct detect
         if (avail == flat) {
             out[n].oob = 0;
             out[n++].nand = 0;
-        } else if (avail % pages == 0 && avail / pages > h->page_size &&
-                   avail / pages - h->page_size <= h->page_size / 4) {
-            out[n].oob = (uint32_t)(avail / pages - h->page_size);
-            out[n++].nand = 1;
+        } else {
+            n = nand_layouts(h, avail, pages,
+                             avail % pages == 0 && avail / pages > h->page_size &&
+                                 avail / pages - h->page_size <= h->page_size / 4,
+                             out);
         }
         if (avail > flat && (n == 0 || out[0].nand)) { /* a volume at the start of a longer image */
             out[n].oob = 0;
@@ -338,7 +391,7 @@ int detect_geometry(detect_read_fn rd, void *arg, uint64_t avail, const struct d
             progress(parg, base, limit);
         for (i = 0; i < scan && i + CN_CK_HDR <= len; i++) {
             struct ckpt_hdr h;
-            struct layout l[3];
+            struct layout l[4];
             int n, j;
             if (buf[i] != magic_byte(0) || le32(buf + i) != CN_CK_MAGIC ||
                 ckpt_parse_header(buf + i, &h) < 0)

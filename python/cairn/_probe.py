@@ -122,6 +122,38 @@ def _plausible_start(buf, h: Header, oob: int) -> bool:
     return all(data[i] & MAGIC[i] == MAGIC[i] for i in range(4))
 
 
+_OOB_PER = (32, 64, 16, 8)  # usual OOB sizes: page / these
+
+
+def _nand_oob_with_tail(h: Header, avail: int) -> int:
+    """A NAND dump whose erase blocks run past the volume's last whole segment
+    (zero config leaves them unused): the OOB bytes per page, of the usual
+    sizes, that make the image whole pages with fewer than a segment's past
+    the volume; 0: none (probe.c nand_oob_with_tail)."""
+    for per in _OOB_PER:
+        stride = h.page_size + h.page_size // per
+        if avail % stride == 0 and 0 < avail // stride - h.pages < h.seg_pages:
+            return h.page_size // per
+    return 0
+
+
+def _nand_layouts(h: Header, avail: int, whole_ok: bool) -> list[tuple[int, bool]]:
+    """The NAND layouts with whole pages and with a tail, in the order to
+    verify them: a whole-page OOB that is not a usual size after the tail's
+    (a checkpoint at page 0 verifies in any stride; probe.c nand_layouts)."""
+    whole = avail // h.pages - h.page_size if whole_ok else 0
+    tail = _nand_oob_with_tail(h, avail)
+    usual = whole in {h.page_size // per for per in _OOB_PER}
+    out = []
+    if whole_ok and (usual or not tail):
+        out.append(whole)
+    if tail:
+        out.append(tail)
+    if whole_ok and not usual and tail:
+        out.append(whole)
+    return [(oob, True) for oob in out]
+
+
 def _layouts(h: Header, avail: int, hn: Hints) -> tuple[list[tuple[int, bool]], str]:
     """The layouts (oob, nand) to try for a header, best first, and the reason
     when there is none."""
@@ -138,9 +170,9 @@ def _layouts(h: Header, avail: int, hn: Hints) -> tuple[list[tuple[int, bool]], 
     if hn.medium == Medium.NAND:
         if hn.oob is not None:
             out.append((hn.oob, True))
-        elif avail % pages == 0 and avail // pages >= h.page_size:
-            out.append((avail // pages - h.page_size, True))
         else:
+            out = _nand_layouts(h, avail, avail % pages == 0 and avail // pages >= h.page_size)
+        if not out:
             return [], (f"NAND image of {avail} bytes is not {pages} pages of data + OOB: "
                         "give spare= (OOB bytes per page) or size=")
     elif hn.medium or hn.oob == 0:
@@ -150,9 +182,9 @@ def _layouts(h: Header, avail: int, hn: Hints) -> tuple[list[tuple[int, bool]], 
     else:
         if avail == flat:
             out.append((0, False))
-        elif (avail % pages == 0 and avail // pages > h.page_size
-              and avail // pages - h.page_size <= h.page_size // 4):
-            out.append((avail // pages - h.page_size, True))
+        else:
+            out = _nand_layouts(h, avail, avail % pages == 0 and avail // pages > h.page_size
+                                and avail // pages - h.page_size <= h.page_size // 4)
         if avail > flat and (not out or out[0][1]):  # a volume at the start of a longer image
             out.append((0, False))
     kept = [lay for lay in out if avail >= pages * (h.page_size + lay[0])]

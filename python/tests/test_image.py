@@ -262,6 +262,17 @@ def test_odd_block_count_cut_to_whole_segments():
         assert back.read_file("f") == b"odd" and back.check().ok
 
 
+def test_nand_dump_with_a_block_past_the_volume():
+    # 33 blocks in segments of 2: the last block past the last whole segment,
+    # as zero config leaves it; the length also reads as 2,048 pages of 2,178 B
+    with cairn.Image(model="nand-dhara", size="4M", lblock=2) as image:
+        image.write_file("p", b"page")
+        raw = image.tobytes()
+    raw += b"\xff" * (64 * 2112)
+    with cairn.Image.open(raw) as back:
+        assert back.oob == 64 and back.read_file("p") == b"page" and back.check().ok
+
+
 def test_medium_alone_takes_its_model():
     with cairn.Image(medium="block", block="64K", size="1M") as image:
         assert image.medium == cairn.Medium.BLOCK and image.geometry.page_size == 512

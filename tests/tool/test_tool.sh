@@ -328,6 +328,19 @@ expect_out "NAND at an offset with --medium nand --spare 64" 0 "^random70k$"
 cat prefix.bin nand.img >fwn2.bin
 run ls --offset 64K fwn2.bin
 expect_out "NAND image ending the file: OOB size from the length" 0 "^random70k$"
+# a NAND dump of 33 blocks in segments of 2, the last block past the last
+# whole segment (zero config leaves such blocks unused): still NAND with 64
+# OOB bytes a page (its length is also 2,048 pages of 2,178 bytes)
+run mkfs ntail.img --model nand-dhara --size 4M --lblock 2
+expect "mkfs NAND in 2-block segments" 0
+run put ntail.img src/one_page /p
+expect "put into it" 0
+head -c $((64 * 2112)) /dev/zero | tr '\000' '\377' >>ntail.img
+run ls ntail.img
+expect_out "a NAND dump with an unused block past the volume: detected" 0 "^p$"
+run info --medium nand ntail.img
+expect_out "... also with --medium nand" 0 "^page: *2048 bytes + 64 OOB"
+rm -f ntail.img
 
 cp prefix.bin emb.bin
 run mkfs --offset 64K emb.bin --model nor-m25p16 --size 1M
