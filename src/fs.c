@@ -793,18 +793,26 @@ static int mount_by(cairn *fs, const struct cairn_config *cfg, enum cn_pick rule
     return err;
 }
 
+/* Is there a layout of the rule before to fall back to? Not inlined: its
+ * layouts stay off the stack of the mount's deepest calls (minimal build:
+ * 960 -> 1,024 B with them in cairn_mount's frame). */
+CN_NOINLINE static int mount_may_fall_back(const struct cairn_config *cfg)
+{
+    struct layout before;
+    return plan_dividing_differs(cfg, &before);
+}
+
 /* A volume formatted with zero config before session 34 may have segments of
  * the rule before (CN_PICK_DIVIDING): its checkpoints record them, and none
  * verifies in the layout of today's rule. Only then is the other layout
  * tried, so a volume of today's is never read as anything else. */
 int cairn_mount(cairn *fs, const struct cairn_config *cfg)
 {
-    struct layout before;
     int found, err;
     if (fs == NULL)
         return CAIRN_ERR_INVAL;
     err = mount_by(fs, cfg, CN_PICK_NOW, &found);
-    if (err == CAIRN_ERR_CORRUPT && !found && plan_dividing_differs(cfg, &before))
+    if (err == CAIRN_ERR_CORRUPT && !found && mount_may_fall_back(cfg))
         err = mount_by(fs, cfg, CN_PICK_DIVIDING, &found);
     return err;
 }
