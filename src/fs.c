@@ -184,7 +184,7 @@ static const uint8_t passes_smallest[2] = {PICK_32NODES, 0};
  * segments on every NOR and NAND volume it fills) */
 #define PICK_HELD_SEGS 8u
 
-/* Does segments of bpl blocks work, and meet what the pass asks? */
+/* Do segments of bpl blocks work, and meet what the pass asks? */
 static int pick_fits(const struct cairn_config *cfg, uint32_t bpl, uint8_t pass_needs,
                      struct layout *l)
 {

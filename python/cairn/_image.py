@@ -192,7 +192,8 @@ def _pick_segment(base: Geometry, lblock, model_write_unit: int) -> Geometry | N
     if lblock:
         return None
     for bpl in range(1, min(base.block_count // 11, 1023) + 1):
-        cut = Geometry(**{**base.__dict__, "block_count": base.block_count - base.block_count % bpl})
+        whole = base.block_count - base.block_count % bpl
+        cut = Geometry(**{**base.__dict__, "block_count": whole})
         geo = _with_segment(cut, bpl, model_write_unit)
         if _accepted(geo):
             return geo
