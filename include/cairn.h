@@ -144,7 +144,8 @@ struct cairn_config {
 };
 
 /* Bytes of memory a mount with this config needs (0 if the config is bad;
- * with blocks_per_lblock 0, enough for either layout a mount may find). */
+ * with blocks_per_lblock 0, also enough for a volume formatted with 0 by an
+ * earlier cairn, whose segments are no smaller). */
 uint32_t cairn_mem_size(const struct cairn_config *cfg);
 /* Why cairn_format and cairn_mount refuse this config with CAIRN_ERR_INVAL:
  * a sentence naming the first check that fails (a static string), or NULL

@@ -283,16 +283,14 @@ static int plan_dividing_differs(const struct cairn_config *cfg, struct layout *
     return l->seg_pages != now.seg_pages;
 }
 
-/* With zero config, also what a volume formatted before session 34 needs
- * (cairn_mount reads those: the larger of the two). */
+/* A zero-config mount may set up in the layout of the rule before session 34
+ * (cairn_mount); that rule never picks a smaller segment than today's, so
+ * its segment table and every other buffer are no larger: today's sum
+ * covers both. */
 uint32_t cairn_mem_size(const struct cairn_config *cfg)
 {
-    struct layout l, before;
-    if (plan(cfg, &l) != W_OK)
-        return 0;
-    if (plan_dividing_differs(cfg, &before) && before.total > l.total)
-        return before.total;
-    return l.total;
+    struct layout l;
+    return plan(cfg, &l) != W_OK ? 0 : l.total;
 }
 
 static int mem_ok(const struct cairn_config *cfg, const struct layout *l)

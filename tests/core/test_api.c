@@ -1444,6 +1444,9 @@ static void s_zero_config_odd(void)
         before = *t.cfg.dev;
         before.geo.blocks_per_lblock = vols[v].bpl_before;
         t.cfg.dev = &before; /* the layout zero config gave before session 34 */
+        CHECK(cairn_mem_size(&zero) >= cairn_mem_size(&t.cfg), "%s: zero config's memory "
+              "(%u B) covers the old layout's (%u B)", what, (unsigned)cairn_mem_size(&zero),
+              (unsigned)cairn_mem_size(&t.cfg));
         rc = cairn_format(t.fs, &t.cfg);
         if (rc == 0)
             rc = t_fs_mount(&t);
