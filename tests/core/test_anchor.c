@@ -15,7 +15,10 @@
  *   more checkpoints and remounts, and its data stays;
  * - hostile images: the newest checkpoint slots erased (mount finds an older
  *   one), a NAND slot whose first copy reads blank: cairn never programs a
- *   page it does not know to be erased (the simulator's rule check).
+ *   page it does not know to be erased (the simulator's rule check);
+ * - a format cut at each of its operations over aged earlier volumes, also
+ *   in the layout zero config gave before session 34: the new volume, none,
+ *   or the earlier one as last synced; a format after the cut always works.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +39,18 @@ static const struct geo_case geos[] = {
     {"sd-tf slice", "sd-tf", 0, 0},
 };
 #define NGEOS (sizeof geos / sizeof geos[0])
+
+/* Zero config on block counts whose segment size changed in session 34 (the
+ * size before, the volume's old layout, still mounts: fs.c mount_by). */
+static const struct {
+    struct geo_case g;
+    uint32_t bpl_before;
+} odd[] = {
+    {{"nand-jffs2 361 blocks", "nand-jffs2", 361, 0}, 19},
+    {{"nand-dhara 391 blocks", "nand-dhara", 391, 0}, 17},
+    {{"nor-w25q128 253 sectors", "nor-w25q128", 253, 0}, 11},
+};
+#define NODD (sizeof odd / sizeof odd[0])
 
 static csim *geo_sim(const struct geo_case *g, uint64_t seed)
 {
@@ -1172,6 +1187,131 @@ static void reformat(const struct geo_case *g, uint64_t seed)
     t_fs_free(&t);
 }
 
+/* The earlier volume of format_cut: what each of its files holds. */
+#define FC_FILES 4
+struct fc_volume {
+    uint8_t bytes[FC_FILES][40000];
+    uint32_t len[FC_FILES];
+    unsigned gen[FC_FILES]; /* 0: never written */
+};
+
+/* How many of the earlier volume's files a mount shows; where it shows any,
+ * each must hold its last synced bytes and cairn_check must pass. */
+static unsigned fc_shown(struct tfs *c, const struct fc_volume *v, const char *label)
+{
+    struct cairn_info info;
+    unsigned j, present = 0, bad = 0;
+    char name[8];
+    for (j = 0; j < FC_FILES; j++) {
+        snprintf(name, sizeof name, "/f%u", j);
+        present += cairn_stat(c->fs, name, &info) == 0;
+    }
+    for (j = 0; j < FC_FILES && present > 0; j++) {
+        snprintf(name, sizeof name, "/f%u", j);
+        if (v->gen[j] > 0)
+            bad += !t_check_file(c->fs, name, v->bytes[j], (int32_t)v->len[j], label);
+    }
+    CHECK(bad == 0 && (present == 0 || t_fs_check(c, label) == 0), "%s: the earlier volume "
+          "shown: %u files differ", label, bad);
+    return present;
+}
+
+/* One format of the image cut at its operation k, then a mount: shown[0]
+ * counts the new volume, [1] the earlier one, [2] none (CORRUPT). After a
+ * cut, a format that finishes must give an empty volume. 1 when the format
+ * finished (k is past its last operation). */
+static int fc_cut_once(const struct geo_case *g, const struct t_image *im, uint32_t k,
+                       const struct fc_volume *v, unsigned shown[3], const char *label)
+{
+    struct tfs c;
+    struct cairn_info info;
+    int rc, done;
+    t_fs_init(&c, geo_sim(g, 1), 1);
+    t_image_put(im, c.sim);
+    csim_cut_at(c.sim, k, k % 2 ? CSIM_TEAR_RANDOM : CSIM_TEAR_PREFIX);
+    rc = cairn_format(c.fs, &c.cfg);
+    done = csim_powered(c.sim);
+    csim_cut_cancel(c.sim);
+    csim_power_on(c.sim);
+    CHECK(!done || rc == 0, "%s: the format uncut: %d", label, rc);
+    rc = t_fs_mount(&c);
+    if (rc == 0) {
+        unsigned present = fc_shown(&c, v, label);
+        shown[present > 0]++;
+        CHECK(!done || present == 0, "%s: a whole format shows the earlier volume", label);
+    } else {
+        shown[2]++;
+        CHECK(rc == CAIRN_ERR_CORRUPT && !done, "%s: mount after a format cut at %u: %d", label,
+              (unsigned)k, rc);
+    }
+    if (!done) {
+        if (c.mounted)
+            CHECK_EQ(t_fs_unmount(&c), 0, "%s: unmount", label);
+        rc = cairn_format(c.fs, &c.cfg);
+        CHECK(rc == 0 && t_fs_mount(&c) == 0 && cairn_stat(c.fs, "/f0", &info) == CAIRN_ERR_NOENT &&
+              cairn_stat(c.fs, "/f1", &info) == CAIRN_ERR_NOENT && t_fs_check(&c, label) == 0,
+              "%s: a format after the cut at %u: %d", label, (unsigned)k, rc);
+    }
+    c.allow_violations = 1; /* the cut's tears: checked by the mount alone */
+    t_fs_free(&c);
+    return done;
+}
+
+/* A format cut at each of its operations over an aged earlier volume (files
+ * rewritten until GC has erased and reused segments, checkpoints across both
+ * anchors): the mount after the cut must show the new, empty volume, refuse
+ * with CORRUPT, or show the earlier volume exactly as it was last synced, with
+ * a clean cairn_check. An earlier checkpoint than its newest would name
+ * segments erased since (I12): files of other bytes, or a check that fails.
+ * The earlier volume is formatted over after every session from `from` on,
+ * so its newest checkpoint is in every slot of both anchors in turn; with
+ * bpl_before it is laid out in the segments zero config gave before session
+ * 34 (the format's own layout differs: fs.c clear_dividing_anchors). */
+static void format_cut(const struct geo_case *g, uint32_t bpl_before, unsigned from,
+                       unsigned sessions, uint64_t seed)
+{
+    static struct fc_volume v;
+    struct cairn_dev before;
+    struct tfs t;
+    char label[96], name[8];
+    unsigned s, i, vols = 0, cuts = 0, shown[3] = {0, 0, 0};
+    uint64_t rng = seed;
+    memset(&v, 0, sizeof v);
+    snprintf(label, sizeof label, "format cut %s", g->label);
+    t_fs_init(&t, geo_sim(g, seed), 1);
+    if (bpl_before) {
+        before = *t.cfg.dev;
+        before.geo.blocks_per_lblock = bpl_before;
+        t.cfg.dev = &before;
+        snprintf(label, sizeof label, "format cut %s over segments of %u blocks", g->label,
+                 (unsigned)bpl_before);
+    }
+    t_fs_format_mount(&t);
+    for (s = 0; s < from + sessions && t.mounted; s++) {
+        struct t_image im;
+        uint32_t k;
+        i = t_randn(&rng, FC_FILES);
+        v.gen[i]++;
+        v.len[i] = 1000u + t_randn(&rng, (uint32_t)sizeof v.bytes[0] - 1000u);
+        t_pattern(v.bytes[i], v.len[i], seed * 1000u + i * 100u + v.gen[i]);
+        snprintf(name, sizeof name, "/f%u", i);
+        CHECK_EQ(t_write_file(t.fs, name, v.bytes[i], (int32_t)v.len[i]), 0, "%s: write",
+                 label);
+        CHECK_EQ(t_fs_remount(&t, label), 0, "%s: remount %u", label, s);
+        if (s < from)
+            continue;
+        vols++;
+        t_image_take(&im, t.sim);
+        for (k = 0; k < 200 && !fc_cut_once(g, &im, k, &v, shown, label); k++)
+            cuts++;
+        t_image_free(&im);
+    }
+    printf("  %s: %u earlier volumes, a format over each cut at each of its operations (%u "
+           "cuts): the new volume %u, the earlier one %u, none %u\n",
+           label, vols, cuts, shown[0], shown[1], shown[2]);
+    t_fs_free(&t);
+}
+
 int main(int argc, char **argv)
 {
     unsigned i, scale = t_scale();
@@ -1192,7 +1332,10 @@ int main(int argc, char **argv)
         heads_written_past(&geos[i], seed + i);
         misleading_header(&geos[i], seed + i);
         reformat(&geos[i], seed + i);
+        format_cut(&geos[i], 0, 30, 40 * scale, seed + i);
     }
+    for (i = 0; i < NODD; i++)
+        format_cut(&odd[i].g, odd[i].bpl_before, 10, 15 * scale, seed + i);
     second_copy_written(seed);
     block_anchor_sessions(seed);
     for (i = 0; i < 4; i++) {
