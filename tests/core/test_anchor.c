@@ -1264,7 +1264,9 @@ static int fc_cut_once(const struct geo_case *g, const struct t_image *im, uint3
  * a clean cairn_check. An earlier checkpoint than its newest would name
  * segments erased since (I12): files of other bytes, or a check that fails.
  * The earlier volume is formatted over after every session from `from` on,
- * so its newest checkpoint is in every slot of both anchors in turn; with
+ * so its newest checkpoint is in every slot of both anchors in turn, left
+ * mounted (its last files synced, not unmounted: in every other one two
+ * files, the second after the session's first checkpoint); with
  * bpl_before it is laid out in the segments zero config gave before session
  * 34 (the format's own layout differs: fs.c clear_dividing_anchors). */
 static void format_cut(const struct geo_case *g, uint32_t bpl_before, unsigned from,
@@ -1289,15 +1291,17 @@ static void format_cut(const struct geo_case *g, uint32_t bpl_before, unsigned f
     t_fs_format_mount(&t);
     for (s = 0; s < from + sessions && t.mounted; s++) {
         struct t_image im;
-        uint32_t k;
-        i = t_randn(&rng, FC_FILES);
-        v.gen[i]++;
-        v.len[i] = 1000u + t_randn(&rng, (uint32_t)sizeof v.bytes[0] - 1000u);
-        t_pattern(v.bytes[i], v.len[i], seed * 1000u + i * 100u + v.gen[i]);
-        snprintf(name, sizeof name, "/f%u", i);
-        CHECK_EQ(t_write_file(t.fs, name, v.bytes[i], (int32_t)v.len[i]), 0, "%s: write",
-                 label);
+        uint32_t k, w;
         CHECK_EQ(t_fs_remount(&t, label), 0, "%s: remount %u", label, s);
+        for (w = 0; w < 1u + s % 2u; w++) { /* the second after the session's checkpoint */
+            i = t_randn(&rng, FC_FILES);
+            v.gen[i]++;
+            v.len[i] = 1000u + t_randn(&rng, (uint32_t)sizeof v.bytes[0] - 1000u);
+            t_pattern(v.bytes[i], v.len[i], seed * 1000u + i * 100u + v.gen[i]);
+            snprintf(name, sizeof name, "/f%u", i);
+            CHECK_EQ(t_write_file(t.fs, name, v.bytes[i], (int32_t)v.len[i]), 0, "%s: write",
+                     label);
+        }
         if (s < from)
             continue;
         vols++;
