@@ -366,7 +366,7 @@ static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
         }
     }
     if (fs->ckpt_slot == CN_NONE)
-        other = cur; /* format: the first checkpoint goes to slot 0 of anchor 0 */
+        other = cur; /* format: the first checkpoint goes to slot 0 of the anchor it chose */
     if (anchor_failing(fs, other) && fs->anchor_new != CN_NONE && fs->anchor_old == CN_NONE)
         into_replacement(fs, other);
     if (anchor_failing(fs, other))
@@ -1184,7 +1184,7 @@ static int slot_may_be_newer(cairn *fs, uint32_t anchor, uint32_t s, uint32_t th
  * not searched (may_hold_newer); otherwise a slot whose header says it is not
  * newer is passed over after that small read. */
 static int last_valid(cairn *fs, uint32_t anchor, uint32_t end, const uint32_t *newer_than,
-                      uint32_t *slot_out, uint32_t *seq_out, uint32_t *flags_out,
+                      int load, uint32_t *slot_out, uint32_t *seq_out, uint32_t *flags_out,
                       uint32_t *tried)
 {
     uint32_t s = end < slots_per_anchor(fs) ? end : slots_per_anchor(fs);
@@ -1206,7 +1206,7 @@ static int last_valid(cairn *fs, uint32_t anchor, uint32_t end, const uint32_t *
         if (!maybe)
             continue;
         (*tried)++;
-        err = ck_read(fs, anchor, s, 1, seq_out, flags_out);
+        err = ck_read(fs, anchor, s, load, seq_out, flags_out);
         if (err == 0)
             err = older_than_run(fs, anchor, s, *seq_out, &older);
         if (err == 0 && !older && (!newer_than || (int32_t)(*seq_out - *newer_than) > 0)) {
@@ -1291,10 +1291,10 @@ int cn_ckpt_load(cairn *fs)
     }
     best = likely_newer(hint);
     other = best ^ 1u;
-    err = last_valid(fs, best, blank[best], NULL, &slot[best], &seq[best], &flags[best],
+    err = last_valid(fs, best, blank[best], NULL, 1, &slot[best], &seq[best], &flags[best],
                      &tried[best]);
     if (!err)
-        err = last_valid(fs, other, blank[other], slot[best] != CN_NONE ? &seq[best] : NULL,
+        err = last_valid(fs, other, blank[other], slot[best] != CN_NONE ? &seq[best] : NULL, 1,
                          &slot[other], &seq[other], &flags[other], &tried[other]);
     if (err)
         return err;
@@ -1381,6 +1381,69 @@ int cn_begin_write(cairn *fs)
     return cn_ckpt_write(fs, 0);
 }
 
+/* Format (and fs.c, for the layout before session 34): the pages of the
+ * slot holding the checkpoint a mount would load now, the newest valid one
+ * (verified, nothing loaded), or CN_NONE in both when there is none. A cut
+ * format must leave that checkpoint or none: an older one may name segments
+ * erased since it was written (I12), and its journal does not reach the
+ * state the volume was left in (test_anchor "format cut": a long session's
+ * switch, the new anchor's first block erased by format, the other anchor's
+ * older run loaded, its files of the wrong generation or a mount refused
+ * with NOSPC). So format erases it last (erase_newest_last). */
+int cn_ckpt_newest(cairn *fs, uint32_t *first_page, uint32_t *last_page)
+{
+    uint32_t slot[2], seq[2], flags[2], end, hint, tried, a, best;
+    int err;
+    *first_page = *last_page = CN_NONE;
+    for (a = 0; a < 2; a++) {
+        err = written_end(fs, a, &end, &hint);
+        if (!err)
+            err = last_valid(fs, a, end, NULL, 0, &slot[a], &seq[a], &flags[a], &tried);
+        if (err)
+            return err;
+    }
+    if (slot[0] == CN_NONE && slot[1] == CN_NONE)
+        return 0;
+    best = slot[0] == CN_NONE || (slot[1] != CN_NONE && (int32_t)(seq[1] - seq[0]) > 0);
+    *first_page = slot_page(fs, best, slot[best]);
+    *last_page = *first_page + slot_pages(fs) - 1u;
+    return 0;
+}
+
+/* The anchor (0 or 1) holding a page, 2 for neither. */
+static uint32_t anchor_of_page(const cairn *fs, uint32_t page)
+{
+    uint32_t a;
+    for (a = 0; a < 2u && page / fs->seg_pages != fs->anchor[a]; a++)
+        ;
+    return a;
+}
+
+/* Format: anchor a erased whole, the blocks of the slot [first, last] (the
+ * newest checkpoint, cn_ckpt_newest) last: first the blocks past it, which
+ * may hold an earlier volume's checkpoints that only the run's slot 0 or 1
+ * rules out (older_than_run), then the run's blocks before it, from the
+ * first up (a cut leaves a blank start and the newest, which a mount finds
+ * or finds nothing), then its own. */
+static int erase_newest_last(cairn *fs, uint32_t a, uint32_t first, uint32_t last)
+{
+    uint32_t seg = fs->anchor[a], ppb = fs->dev->geo.pages_per_block, n = anchor_blocks(fs);
+    uint32_t lo = first / ppb - seg * n, hi = last / ppb - seg * n, i;
+    int err = 0;
+    if (n == 1u || anchor_of_page(fs, first) != a)
+        return cn_seg_erase_whole(fs, seg);
+    cn_seg_count_erase(fs, seg);
+    for (i = hi + 1u; i < n && !err; i++)
+        err = cn_dev_erase_block(fs, seg, i);
+    for (i = 0; i < lo && !err; i++)
+        err = cn_dev_erase_block(fs, seg, i);
+    for (i = lo; i <= hi && !err; i++)
+        err = cn_dev_erase_block(fs, seg, i);
+    if (!err)
+        cn_dev_set_front(fs, seg, n);
+    return err;
+}
+
 /* Format, NOR: the lowest and highest seq of the slot headers in both
  * anchors (whatever their CRC: a torn header counts too). An unreadable
  * header, whose seq cannot be known, makes *found 2. */
@@ -1412,8 +1475,8 @@ static int prior_seqs(cairn *fs, int *found, uint32_t *lo, uint32_t *hi)
 }
 
 /* Format: make the anchors ready for the first checkpoint. On NOR only the
- * blocks of anchor 0's slot 0 are erased (the whole anchor when it is one
- * block, else a partial run), and anchor 1 is left as it is: the first
+ * blocks of one anchor's slot 0 are erased (the whole anchor when it is one
+ * block, else a partial run), and the other is left as it is: the first
  * session that writes erases it a block a call (ck_landed), so it is erased
  * by the switch. What an earlier volume left in either is older than this
  * one: the seq starts above every slot header found there (and the mount
@@ -1421,44 +1484,50 @@ static int prior_seqs(cairn *fs, int *found, uint32_t *lo, uint32_t *hi)
  * newest loses to this one's). Headers whose seqs span a quarter of the
  * serial space, or one that cannot be read, and NAND (whose session marks
  * rely on the claim that the other anchor is erased) get both anchors
- * erased whole, as before, and seq 1. A failed erase flags its anchor
+ * erased whole, as before, and seq 1. The run goes into the anchor without
+ * the earlier volume's newest checkpoint, and that one is erased last
+ * (cn_ckpt_newest): until this volume's checkpoint lands, a cut leaves the
+ * earlier volume as it was, or nothing. A failed erase flags its anchor
  * failing (fs.c retires it and finds the anchors again). */
 int cn_ckpt_format_erase(cairn *fs)
 {
-    uint32_t lo, hi, a, seg = fs->anchor[0];
-    int found = 2, err = 0;
+    uint32_t lo, hi, first, last, run;
+    int found = 2, err;
     fs->ckpt_partial = 0;
     fs->ckpt_seq = 0;
     fs->ckpt_blank_from[0] = 0;
     fs->ckpt_blank_from[1] = 0;
     fs->segs[fs->anchor[0]].state = CN_SEG_ANCHOR; /* their fronts are not stale */
     fs->segs[fs->anchor[1]].state = CN_SEG_ANCHOR;
+    err = cn_ckpt_newest(fs, &first, &last);
+    if (err)
+        return err;
+    run = anchor_of_page(fs, first) == 0u ? 1u : 0u;
+    fs->ckpt_anchor = run;
     if (fs->medium == CAIRN_MEDIUM_NOR)
         err = prior_seqs(fs, &found, &lo, &hi);
     if (err)
         return err;
     if (found == 2 || (found == 1 && hi - lo >= 0x40000000u)) {
-        for (a = 0; a < 2 && !err; a++)
-            err = cn_seg_erase_whole(fs, fs->anchor[a]);
-        return err;
+        err = cn_seg_erase_whole(fs, fs->anchor[run]);
+        return err ? err : erase_newest_last(fs, run ^ 1u, first, last);
     }
     fs->ckpt_seq = found ? hi : 0u;
-    fs->ckpt_blank_from[1] = CN_NONE; /* not erased: ck_landed starts it */
+    fs->ckpt_blank_from[run ^ 1u] = CN_NONE; /* not erased: ck_landed starts it */
     if (anchor_blocks(fs) == 1u)
-        return cn_seg_erase_whole(fs, seg);
-    fs->ckpt_partial = 1;
-    err = cn_seg_erase_first(fs, seg);
+        return cn_seg_erase_whole(fs, fs->anchor[run]);
+    fs->ckpt_partial = (uint8_t)(run + 1u);
+    err = cn_seg_erase_first(fs, fs->anchor[run]);
     if (!err)
-        err = partial_extend(fs, 0, 0);
+        err = partial_extend(fs, run, 0);
     fs->ckpt_extended = 0; /* format's own: no checkpoint's step */
     return err;
 }
 
-/* The first checkpoint, into slot 0 of anchor 0 (cn_ckpt_format_erase made
- * it ready and chose the seq it continues). */
+/* The first checkpoint, into slot 0 of the anchor cn_ckpt_format_erase made
+ * ready (it chose the anchor and the seq it continues). */
 int cn_ckpt_format(cairn *fs)
 {
-    fs->ckpt_anchor = 0;
     fs->ckpt_slot = CN_NONE;
     return cn_ckpt_write(fs, 1);
 }

@@ -515,6 +515,7 @@ int cn_seg_pre_erase(cairn *fs);
 int cn_seg_erase_soon(cairn *fs);
 int cn_seg_erase_whole(cairn *fs, uint32_t seg);
 int cn_seg_erase_first(cairn *fs, uint32_t seg);
+void cn_seg_count_erase(cairn *fs, uint32_t seg);
 void cn_seg_mark_erased(cairn *fs);
 /* wear and age (seg.c): erase counts relative to fs->wear_base, ages in
  * classes; a checkpoint's 12-byte entries expand and compress them */
@@ -580,6 +581,7 @@ int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
 /* ckpt.c: a checkpoint is a header and a table entry per segment */
 int cn_ckpt_write(cairn *fs, int clean);
 int cn_ckpt_load(cairn *fs);
+int cn_ckpt_newest(cairn *fs, uint32_t *first_page, uint32_t *last_page);
 int cn_ckpt_format_erase(cairn *fs);
 int cn_ckpt_format(cairn *fs);
 int cn_begin_write(cairn *fs); /* the session's first change: mark it unclean */

@@ -486,6 +486,53 @@ static int clear_block_of(cairn *fs, uint32_t page)
     return !err || (fs->segs[seg].flags & CN_SF_FAILING) ? 1 : err;
 }
 
+/* The newest valid checkpoint of the layout the rule before session 34
+ * gives, as pages [first, last] (CN_NONE if none or unknown): fs is set up
+ * in that layout for the search, and left torn down. */
+static void dividing_newest(cairn *fs, const struct cairn_config *cfg, uint32_t *first,
+                            uint32_t *last)
+{
+    *first = *last = CN_NONE;
+    if (setup_by(fs, cfg, CN_PICK_DIVIDING) != 0)
+        return;
+    if (find_anchors(fs) != 0 || cn_ckpt_newest(fs, first, last) != 0)
+        *first = *last = CN_NONE;
+    teardown(fs);
+}
+
+/* The turn in which clear_dividing_anchors erases a block: 0 for the anchor
+ * without the newest checkpoint (blocks [lo, hi]); in its anchor 1 for the
+ * blocks past it, 2 for those before it, 3 for its own (ckpt.c
+ * erase_newest_last: a cut leaves that checkpoint or none). */
+static uint32_t clear_turn(uint32_t block, int in_newest, uint32_t lo, uint32_t hi)
+{
+    if (!in_newest)
+        return 0;
+    return block > hi ? 1u : block < lo ? 2u : 3u;
+}
+
+/* One turn of clear_dividing_anchors in the old layout's segment s: each
+ * checkpoint copy's place of that turn whose first bytes are not blank has
+ * its block erased. */
+static int clear_places(cairn *fs, const struct layout *old, uint32_t s, uint32_t turn,
+                        uint32_t lo, uint32_t hi)
+{
+    uint32_t ppb = fs->dev->geo.pages_per_block, p, done_block = CN_NONE, span;
+    int in_newest = lo != CN_NONE && lo / (old->seg_pages / ppb) == s, err = 0;
+    /* the pages the slots' copies take, copy after copy (FORMAT.md) */
+    span = old->seg_pages / (old->ckpt_pages * fs->ckpt_copies) * old->ckpt_pages *
+           fs->ckpt_copies;
+    for (p = 0; p < span && err >= 0; p += old->ckpt_pages) {
+        uint32_t page = s * old->seg_pages + p;
+        if (page / ppb == done_block || clear_turn(page / ppb, in_newest, lo, hi) != turn)
+            continue; /* erased already, or not in this turn */
+        err = clear_block_of(fs, page);
+        if (err == 1)
+            done_block = page / ppb;
+    }
+    return err < 0 ? err : 0;
+}
+
 /* A zero-config format where the rule before session 34 picks other
  * segments: a mount that finds no checkpoint of today's layout tries that
  * layout (cairn_mount), so an earlier volume's checkpoints there must go
@@ -493,47 +540,43 @@ static int clear_block_of(cairn *fs, uint32_t page)
  * earlier volume back, in the state its surviving checkpoints name (I14).
  * Each checkpoint copy's place in that layout's two anchors is read (a few
  * bytes), and a block holding one that is not blank is erased: nothing on a
- * fresh device, at most both anchors on a reformat. */
-static int clear_dividing_anchors(cairn *fs, const struct cairn_config *cfg)
+ * fresh device, at most both anchors on a reformat. The newest checkpoint
+ * there, pages [first, last], goes last (clear_turn). */
+static int clear_dividing_anchors(cairn *fs, const struct cairn_config *cfg, uint32_t first,
+                                  uint32_t last)
 {
     struct layout old;
-    uint32_t ppb = fs->dev->geo.pages_per_block, bpl, s, p, n = 0, span, done_block = CN_NONE;
+    uint32_t ppb = fs->dev->geo.pages_per_block, bpl, s, n, turn;
+    uint32_t lo = first == CN_NONE ? CN_NONE : first / ppb, hi = last / ppb;
     int err = 0;
     if (!plan_dividing_differs(cfg, &old))
         return 0;
     bpl = old.seg_pages / ppb;
-    /* the pages the slots' copies take, copy after copy (FORMAT.md) */
-    span = old.seg_pages / (old.ckpt_pages * fs->ckpt_copies) * old.ckpt_pages * fs->ckpt_copies;
-    for (s = 0; s < old.seg_count && s < 16u && n < 2u && !err; s++) {
-        if (!blocks_good(fs, s * bpl, bpl))
-            continue;
-        n++;
-        for (p = 0; p < span && err >= 0; p += old.ckpt_pages) {
-            uint32_t page = s * old.seg_pages + p;
-            if (page / ppb == done_block)
-                continue; /* erased already */
-            err = clear_block_of(fs, page);
-            if (err == 1)
-                done_block = page / ppb;
-        }
-        err = err < 0 ? err : 0;
-    }
+    for (turn = 0; turn < 4u && !err; turn++)
+        for (s = 0, n = 0; s < old.seg_count && s < 16u && n < 2u && !err; s++)
+            if (blocks_good(fs, s * bpl, bpl)) {
+                n++;
+                err = clear_places(fs, &old, s, turn, lo, hi);
+            }
     return err;
 }
 
 int cairn_format(cairn *fs, const struct cairn_config *cfg)
 {
-    uint32_t s;
+    uint32_t s, first = CN_NONE, last = CN_NONE;
     int err;
     struct cairn_config c;
+    struct layout old;
     if (fs == NULL || cfg == NULL)
         return CAIRN_ERR_INVAL;
     c = *cfg;
     c.read_only = 0;
+    if (plan_dividing_differs(&c, &old))
+        dividing_newest(fs, &c, &first, &last);
     err = setup_by(fs, &c, CN_PICK_NOW);
     if (err)
         return err;
-    err = clear_dividing_anchors(fs, &c);
+    err = clear_dividing_anchors(fs, &c, first, last);
     if (!err)
         err = erase_anchors(fs);
     for (s = 0; s < fs->seg_count && !err; s++)

@@ -88,6 +88,14 @@ CN_NOINLINE static void count_erase(cairn *fs, uint32_t s)
         rebase(fs);
 }
 
+/* An erase of segment s made a block at a time by the caller (format's of
+ * an anchor: ckpt.c erase_newest_last). */
+void cn_seg_count_erase(cairn *fs, uint32_t s)
+{
+    if (s < fs->seg_count && !fs->read_only)
+        count_erase(fs, s);
+}
+
 /* The anchors become a0 and a1 (a failing one replaced, ckpt.c): each erase
  * count goes with its segment, and a replacement's goes on exact. */
 void cn_seg_set_anchors(cairn *fs, uint32_t a0, uint32_t a1)

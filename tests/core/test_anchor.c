@@ -1189,6 +1189,7 @@ static void reformat(const struct geo_case *g, uint64_t seed)
 
 /* The earlier volume of format_cut: what each of its files holds. */
 #define FC_FILES 4
+#define FC_LONG 40 /* the writes of every fifth session */
 struct fc_volume {
     uint8_t bytes[FC_FILES][40000];
     uint32_t len[FC_FILES];
@@ -1265,10 +1266,16 @@ static int fc_cut_once(const struct geo_case *g, const struct t_image *im, uint3
  * segments erased since (I12): files of other bytes, or a check that fails.
  * The earlier volume is formatted over after every session from `from` on,
  * so its newest checkpoint is in every slot of both anchors in turn, left
- * mounted (its last files synced, not unmounted: in every other one two
- * files, the second after the session's first checkpoint); with
- * bpl_before it is laid out in the segments zero config gave before session
- * 34 (the format's own layout differs: fs.c clear_dividing_anchors). */
+ * mounted (its last files synced, not unmounted). A session writes one file,
+ * every other one two (the second after the session's first checkpoint),
+ * every fifth FC_LONG: their checkpoints switch anchors in the middle, and
+ * the segments the switch's checkpoint freed are written again before the
+ * session ends (the format before session 35 erased the new anchor's first
+ * block and a cut there gave the anchor before the switch: files of an
+ * older generation, or a mount refused with NOSPC). With bpl_before the
+ * earlier volume is laid out in the segments zero config gave before
+ * session 34 (the format's own layout differs: fs.c clear_dividing_anchors,
+ * the same fault in its erase order). */
 static void format_cut(const struct geo_case *g, uint32_t bpl_before, unsigned from,
                        unsigned sessions, uint64_t seed)
 {
@@ -1293,7 +1300,7 @@ static void format_cut(const struct geo_case *g, uint32_t bpl_before, unsigned f
         struct t_image im;
         uint32_t k, w;
         CHECK_EQ(t_fs_remount(&t, label), 0, "%s: remount %u", label, s);
-        for (w = 0; w < 1u + s % 2u; w++) { /* the second after the session's checkpoint */
+        for (w = 0; w < (s % 5u == 4u ? FC_LONG : 1u + s % 2u); w++) {
             i = t_randn(&rng, FC_FILES);
             v.gen[i]++;
             v.len[i] = 1000u + t_randn(&rng, (uint32_t)sizeof v.bytes[0] - 1000u);
@@ -1306,8 +1313,14 @@ static void format_cut(const struct geo_case *g, uint32_t bpl_before, unsigned f
             continue;
         vols++;
         t_image_take(&im, t.sim);
-        for (k = 0; k < 200 && !fc_cut_once(g, &im, k, &v, shown, label); k++)
+        for (k = 0; k < 200; k++) {
+            char what[160];
+            snprintf(what, sizeof what, "%s, %u sessions, cut at operation %u", label, s + 1,
+                     (unsigned)k);
+            if (fc_cut_once(g, &im, k, &v, shown, what))
+                break;
             cuts++;
+        }
         t_image_free(&im);
     }
     printf("  %s: %u earlier volumes, a format over each cut at each of its operations (%u "
@@ -1336,10 +1349,11 @@ int main(int argc, char **argv)
         heads_written_past(&geos[i], seed + i);
         misleading_header(&geos[i], seed + i);
         reformat(&geos[i], seed + i);
-        format_cut(&geos[i], 0, 30, 40 * scale, seed + i);
+        format_cut(&geos[i], 0, 30, (strncmp(geos[i].model, "nor", 3) == 0 ? 32 : 12) * scale,
+                   seed + i); /* NOR, where a cut format first left an older checkpoint */
     }
     for (i = 0; i < NODD; i++)
-        format_cut(&odd[i].g, odd[i].bpl_before, 10, 15 * scale, seed + i);
+        format_cut(&odd[i].g, odd[i].bpl_before, 36, 6 * scale, seed + i);
     second_copy_written(seed);
     block_anchor_sessions(seed);
     for (i = 0; i < 4; i++) {

@@ -143,9 +143,9 @@ static int opt_long, opt_verbose;
  * the operation stream of every seed is what it was without the option). */
 static uint32_t opt_idle;
 /* --aged P: P% of the runs format over an earlier volume of the same
- * geometry (age_device), whose checkpoints fill both anchors: a format
- * erases only anchor 0's first blocks on NOR (ckpt.c "partial run"), and
- * nothing of the earlier volume may come back. Chosen from the seed alone,
+ * geometry (age_device), whose checkpoints fill both anchors: a format on
+ * NOR erases only the first blocks of one anchor (ckpt.c "partial run"),
+ * and nothing of the earlier volume may come back. Chosen from the seed alone,
  * so the runs' operation streams are what they were without the option. */
 static uint32_t opt_aged;
 /* --overwrite P: P% of the writes are overwrites of one page or less inside
