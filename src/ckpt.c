@@ -1172,6 +1172,25 @@ static int slot_may_be_newer(cairn *fs, uint32_t anchor, uint32_t s, uint32_t th
     return 0;
 }
 
+/* Format's search (nothing loaded): may slot s hold a valid checkpoint? Not
+ * unless one of its copies' headers reads as one (or cannot be read): a
+ * small read a copy, so that an anchor of random bytes (an aged device) is
+ * not read whole a slot at a time. */
+static int slot_plausible(cairn *fs, uint32_t anchor, uint32_t s, int *maybe)
+{
+    uint8_t h[CN_CK_O_LENGTH];
+    uint32_t c;
+    int err;
+    *maybe = 0;
+    for (c = 0; c < fs->ckpt_copies && !*maybe; c++) {
+        err = cn_dev_read(fs, slot_page(fs, anchor, s) + c * fs->ckpt_pages, 0, h, sizeof h);
+        if (err != 0 && err != CAIRN_ERR_IO)
+            return err;
+        *maybe = err == CAIRN_ERR_IO || header_plausible(h);
+    }
+    return 0;
+}
+
 /* Last slot of an anchor before `end` holding a valid checkpoint (newer than
  * *newer_than when that is given), or CN_NONE. The search steps back over
  * torn slots, as many as there are: a device in a brown-out loop tears one
@@ -1200,7 +1219,8 @@ static int last_valid(cairn *fs, uint32_t anchor, uint32_t end, const uint32_t *
     while (s > 0) {
         int older = 0, maybe = 1;
         s--;
-        err = newer_than ? slot_may_be_newer(fs, anchor, s, *newer_than, &maybe) : 0;
+        err = newer_than ? slot_may_be_newer(fs, anchor, s, *newer_than, &maybe)
+                         : !load ? slot_plausible(fs, anchor, s, &maybe) : 0;
         if (err)
             return err;
         if (!maybe)
@@ -1393,9 +1413,19 @@ int cn_begin_write(cairn *fs)
 int cn_ckpt_newest(cairn *fs, uint32_t *first_page, uint32_t *last_page)
 {
     uint32_t slot[2], seq[2], flags[2], end, hint, tried, a, best;
-    int err;
+    int err, run0, run1 = 0;
     *first_page = *last_page = CN_NONE;
     for (a = 0; a < 2; a++) {
+        /* a run begins in slot 0 or 1 (I14): an anchor where neither reads
+         * as a checkpoint is not searched (four small reads on random bytes) */
+        slot[a] = CN_NONE;
+        err = slot_plausible(fs, a, 0, &run0);
+        if (!err && !run0)
+            err = slot_plausible(fs, a, 1, &run1);
+        if (err)
+            return err;
+        if (!run0 && !run1)
+            continue;
         err = written_end(fs, a, &end, &hint);
         if (!err)
             err = last_valid(fs, a, end, NULL, 0, &slot[a], &seq[a], &flags[a], &tried);
