@@ -18,7 +18,8 @@
  *   page it does not know to be erased (the simulator's rule check);
  * - a format cut at each of its operations over aged earlier volumes, also
  *   in the layout zero config gave before session 34: the new volume, none,
- *   or the earlier one as last synced; a format after the cut always works.
+ *   or the earlier one as last synced, also after a second cut format; a
+ *   format after the cuts always works.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -1217,10 +1218,40 @@ static unsigned fc_shown(struct tfs *c, const struct fc_volume *v, const char *l
     return present;
 }
 
-/* One format of the image cut at its operation k, then a mount: shown[0]
- * counts the new volume, [1] the earlier one, [2] none (CORRUPT). After a
- * cut, a format that finishes must give an empty volume. 1 when the format
- * finished (k is past its last operation). */
+/* A format of the device cut at its operation k (counted from now), then a
+ * mount, left unmounted: shown[0] counts the new volume, [1] the earlier
+ * one, [2] none (CORRUPT). 1 when the format finished (k is past its last
+ * operation). */
+static int fc_format_cut(struct tfs *c, uint32_t k, const struct fc_volume *v, unsigned shown[3],
+                         const char *label)
+{
+    struct csim_counters n;
+    int rc, done;
+    csim_counters(c->sim, &n);
+    csim_cut_at(c->sim, n.mutating_ops + k, k % 2 ? CSIM_TEAR_RANDOM : CSIM_TEAR_PREFIX);
+    rc = cairn_format(c->fs, &c->cfg);
+    done = csim_powered(c->sim);
+    csim_cut_cancel(c->sim);
+    csim_power_on(c->sim);
+    CHECK(!done || rc == 0, "%s: the format uncut: %d", label, rc);
+    rc = t_fs_mount(c);
+    if (rc == 0) {
+        unsigned present = fc_shown(c, v, label);
+        shown[present > 0]++;
+        CHECK(!done || present == 0, "%s: a whole format shows the earlier volume", label);
+        CHECK_EQ(t_fs_unmount(c), 0, "%s: unmount", label);
+    } else {
+        shown[2]++;
+        CHECK(rc == CAIRN_ERR_CORRUPT && !done, "%s: mount after a format cut at %u: %d", label,
+              (unsigned)k, rc);
+    }
+    return done;
+}
+
+/* The image formatted with a cut at operation k, then (a boot loop) with a
+ * cut at an earlier operation of the next format, each followed by a mount;
+ * then a format that finishes must give an empty volume. 1 when the first
+ * format finished. */
 static int fc_cut_once(const struct geo_case *g, const struct t_image *im, uint32_t k,
                        const struct fc_volume *v, unsigned shown[3], const char *label)
 {
@@ -1229,29 +1260,13 @@ static int fc_cut_once(const struct geo_case *g, const struct t_image *im, uint3
     int rc, done;
     t_fs_init(&c, geo_sim(g, 1), 1);
     t_image_put(im, c.sim);
-    csim_cut_at(c.sim, k, k % 2 ? CSIM_TEAR_RANDOM : CSIM_TEAR_PREFIX);
-    rc = cairn_format(c.fs, &c.cfg);
-    done = csim_powered(c.sim);
-    csim_cut_cancel(c.sim);
-    csim_power_on(c.sim);
-    CHECK(!done || rc == 0, "%s: the format uncut: %d", label, rc);
-    rc = t_fs_mount(&c);
-    if (rc == 0) {
-        unsigned present = fc_shown(&c, v, label);
-        shown[present > 0]++;
-        CHECK(!done || present == 0, "%s: a whole format shows the earlier volume", label);
-    } else {
-        shown[2]++;
-        CHECK(rc == CAIRN_ERR_CORRUPT && !done, "%s: mount after a format cut at %u: %d", label,
-              (unsigned)k, rc);
-    }
+    done = fc_format_cut(&c, k, v, shown, label);
     if (!done) {
-        if (c.mounted)
-            CHECK_EQ(t_fs_unmount(&c), 0, "%s: unmount", label);
+        (void)fc_format_cut(&c, k / 2u, v, shown, label);
         rc = cairn_format(c.fs, &c.cfg);
         CHECK(rc == 0 && t_fs_mount(&c) == 0 && cairn_stat(c.fs, "/f0", &info) == CAIRN_ERR_NOENT &&
               cairn_stat(c.fs, "/f1", &info) == CAIRN_ERR_NOENT && t_fs_check(&c, label) == 0,
-              "%s: a format after the cut at %u: %d", label, (unsigned)k, rc);
+              "%s: a format after the cuts: %d", label, rc);
     }
     c.allow_violations = 1; /* the cut's tears: checked by the mount alone */
     t_fs_free(&c);
@@ -1324,7 +1339,8 @@ static void format_cut(const struct geo_case *g, uint32_t bpl_before, unsigned f
         t_image_free(&im);
     }
     printf("  %s: %u earlier volumes, a format over each cut at each of its operations (%u "
-           "cuts): the new volume %u, the earlier one %u, none %u\n",
+           "cuts, each followed by a second cut format): the new volume %u, the earlier one %u, "
+           "none %u\n",
            label, vols, cuts, shown[0], shown[1], shown[2]);
     t_fs_free(&t);
 }
