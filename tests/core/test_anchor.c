@@ -53,6 +53,21 @@ static const struct {
 };
 #define NODD (sizeof odd / sizeof odd[0])
 
+/* More geometries for format_cut in longer runs (CAIRN_TEST_SCALE > 1, as
+ * make torture): NAND anchors of 2 and 8 blocks (erase_newest_last's order),
+ * NOR anchors of 4 and 16 sectors, 16 blocks of m25p16, zero config. */
+static const struct geo_case wider[] = {
+    {"nand-jffs2 8/seg", "nand-jffs2", 128, 8},
+    {"nand-jffs2 2/seg", "nand-jffs2", 64, 2},
+    {"nor-w25q128 16/seg", "nor-w25q128", 1024, 16},
+    {"nor-w25q128 4/seg", "nor-w25q128", 256, 4},
+    {"nor-m25p16 16 blocks", "nor-m25p16", 16, 1},
+    {"nand-dhara 2/seg", "nand-dhara", 96, 2},
+    {"nor-w25q128 1024 zero config", "nor-w25q128", 1024, 0},
+    {"nand-jffs2 256 zero config", "nand-jffs2", 256, 0},
+};
+#define NWIDER (sizeof wider / sizeof wider[0])
+
 static csim *geo_sim(const struct geo_case *g, uint64_t seed)
 {
     if (strcmp(g->model, "sd-tf") == 0)
@@ -1368,6 +1383,8 @@ int main(int argc, char **argv)
         format_cut(&geos[i], 0, 30, (strncmp(geos[i].model, "nor", 3) == 0 ? 32 : 12) * scale,
                    seed + i); /* NOR, where a cut format first left an older checkpoint */
     }
+    for (i = 0; scale > 1u && i < NWIDER; i++) /* longer runs: more geometries */
+        format_cut(&wider[i], 0, 20, 10 * scale, seed + 100 + i);
     for (i = 0; i < NODD; i++)
         format_cut(&odd[i].g, odd[i].bpl_before, 36, 6 * scale, seed + i);
     second_copy_written(seed);
