@@ -500,10 +500,11 @@ static void dividing_newest(cairn *fs, const struct cairn_config *cfg, uint32_t 
     teardown(fs);
 }
 
-/* The turn in which clear_dividing_anchors erases a block: 0 for the anchor
- * without the newest checkpoint (blocks [lo, hi]); in its anchor 1 for the
- * blocks past it, 2 for those before it, 3 for its own (ckpt.c
- * erase_newest_last: a cut leaves that checkpoint or none). */
+/* The turn in which clear_dividing_anchors erases a block of an old anchor:
+ * 0 in the anchor without the newest checkpoint; in the one holding it (in
+ * blocks [lo, hi]) 1 for the blocks past it, 2 for those before it, 3 for
+ * its own (as ckpt.c erase_newest_last: a cut leaves that checkpoint or
+ * none). */
 static uint32_t clear_turn(uint32_t block, int in_newest, uint32_t lo, uint32_t hi)
 {
     if (!in_newest)
