@@ -400,7 +400,11 @@ static int find_anchors(cairn *fs)
 
 /* Format makes the anchors ready first (ckpt.c: what it erases): one whose
  * erase fails is marked bad and the next good segment takes its place, so a
- * new volume never starts with an anchor that cannot be written. */
+ * new volume never starts with an anchor that cannot be written. That holds
+ * too for an anchor whose block failed to erase before, in the clearing of
+ * the old zero-config layout (clear_block_of flags its segment failing): the
+ * format's checkpoint then failed with IO, and so did every format after it
+ * (test_anchor "format cut" with a failing operation). */
 static int erase_anchors(cairn *fs)
 {
     uint32_t tries, a;
@@ -408,7 +412,7 @@ static int erase_anchors(cairn *fs)
         int err = find_anchors(fs), retry = 0;
         if (!err)
             err = cn_ckpt_format_erase(fs);
-        for (a = 0; a < 2 && err; a++)
+        for (a = 0; a < 2; a++)
             if (fs->segs[fs->anchor[a]].flags & CN_SF_FAILING) {
                 cn_seg_retire(fs, fs->anchor[a]); /* marks its blocks bad */
                 err = 0;
@@ -562,9 +566,61 @@ static int clear_dividing_anchors(cairn *fs, const struct cairn_config *cfg, uin
     return err;
 }
 
+/* A new volume's segment table: the anchors, the segments before them and
+ * factory-bad ones left out, every other one free. Nothing else is erased
+ * now: a segment is erased when it is first handed out (cn_seg_alloc erases
+ * every free one not known erased), or ahead of need by cairn_gc in idle
+ * time; so a format costs what littlefs's does, and a block that fails to
+ * erase is retired when it is first used. */
+static int format_table(cairn *fs)
+{
+    uint32_t s;
+    for (s = 0; s < fs->seg_count; s++)
+        fs->segs[s].state = s < fs->seg_base ? CN_SEG_BAD : CN_SEG_FREE;
+    fs->segs[fs->anchor[0]].state = CN_SEG_ANCHOR;
+    fs->segs[fs->anchor[1]].state = CN_SEG_ANCHOR;
+    for (s = fs->seg_base; s < fs->seg_count; s++)
+        if (!cn_seg_good(fs, s))
+            fs->segs[s].state = CN_SEG_BAD;
+    if (good_data_segs(fs) + 2u < CN_MIN_SEGS)
+        return CAIRN_ERR_NOSPC; /* bad blocks left less than the smallest volume */
+    fs->next_id = 2;
+    fs->root = CN_NONE; /* unwritten_tree, at mount */
+    fs->height = 1;
+    fs->log.seg = CN_NONE;
+    return 0;
+}
+
+/* The anchors made ready, the table, the first checkpoint. A program of
+ * that checkpoint that fails (a block worn out) retires its anchor and
+ * starts again with the next good segment, as a failed erase does
+ * (erase_anchors): format returned IO there, on NOR anchors of several
+ * blocks (test_anchor "format cut", an operation failing). */
+static int format_volume(cairn *fs)
+{
+    uint32_t tries, a;
+    int err = CAIRN_ERR_IO;
+    for (tries = 0; tries < 4u; tries++) {
+        int retry = 0;
+        err = erase_anchors(fs);
+        if (!err)
+            err = format_table(fs);
+        if (!err)
+            err = cn_ckpt_format(fs);
+        for (a = 0; a < 2 && err == CAIRN_ERR_IO; a++)
+            if (fs->segs[fs->anchor[a]].flags & CN_SF_FAILING) {
+                cn_seg_retire(fs, fs->anchor[a]); /* marks its blocks bad */
+                retry = 1;
+            }
+        if (!retry)
+            return err;
+    }
+    return err;
+}
+
 int cairn_format(cairn *fs, const struct cairn_config *cfg)
 {
-    uint32_t s, first = CN_NONE, last = CN_NONE;
+    uint32_t first = CN_NONE, last = CN_NONE;
     int err;
     struct cairn_config c;
     struct layout old;
@@ -579,29 +635,7 @@ int cairn_format(cairn *fs, const struct cairn_config *cfg)
         return err;
     err = clear_dividing_anchors(fs, &c, first, last);
     if (!err)
-        err = erase_anchors(fs);
-    for (s = 0; s < fs->seg_count && !err; s++)
-        fs->segs[s].state = s < fs->seg_base ? CN_SEG_BAD : CN_SEG_FREE;
-    if (!err) {
-        fs->segs[fs->anchor[0]].state = CN_SEG_ANCHOR;
-        fs->segs[fs->anchor[1]].state = CN_SEG_ANCHOR;
-    }
-    /* Nothing else is erased now: a segment is erased when it is first
-     * handed out (cn_seg_alloc erases every free one not known erased), or
-     * ahead of need by cairn_gc in idle time; so a format costs what
-     * littlefs's does, and a block that fails to erase is retired when it
-     * is first used. Factory-bad blocks are left out. */
-    for (s = fs->seg_base; s < fs->seg_count && !err; s++)
-        if (!cn_seg_good(fs, s))
-            fs->segs[s].state = CN_SEG_BAD;
-    if (!err && good_data_segs(fs) + 2u < CN_MIN_SEGS)
-        err = CAIRN_ERR_NOSPC; /* bad blocks left less than the smallest volume */
-    fs->next_id = 2;
-    fs->root = CN_NONE; /* unwritten_tree, at mount */
-    fs->height = 1;
-    fs->log.seg = CN_NONE;
-    if (!err)
-        err = cn_ckpt_format(fs);
+        err = format_volume(fs);
     teardown(fs);
     return err;
 }

@@ -1235,15 +1235,20 @@ static unsigned fc_shown(struct tfs *c, const struct fc_volume *v, const char *l
 
 /* A format of the device cut at its operation k (counted from now), then a
  * mount, left unmounted: shown[0] counts the new volume, [1] the earlier
- * one, [2] none (CORRUPT). 1 when the format finished (k is past its last
- * operation). */
-static int fc_format_cut(struct tfs *c, uint32_t k, const struct fc_volume *v, unsigned shown[3],
-                         const char *label)
+ * one, [2] none (CORRUPT; also NOSPC once a device operation failed, `worn`:
+ * the earlier volume with a failing anchor block and no segment free to
+ * replace it, as DESIGN.md "Session 33" leaves). With `fail`, one of the
+ * format's operations before k fails and its block wears out. 1 when the
+ * format finished (k is past its last operation). */
+static int fc_format_cut(struct tfs *c, uint32_t k, int fail, int worn, const struct fc_volume *v,
+                         unsigned shown[3], const char *label)
 {
     struct csim_counters n;
     int rc, done;
     csim_counters(c->sim, &n);
     csim_cut_at(c->sim, n.mutating_ops + k, k % 2 ? CSIM_TEAR_RANDOM : CSIM_TEAR_PREFIX);
+    if (fail && k > 0)
+        csim_fail_op(c->sim, n.mutating_ops + k / 3u);
     rc = cairn_format(c->fs, &c->cfg);
     done = csim_powered(c->sim);
     csim_cut_cancel(c->sim);
@@ -1257,27 +1262,30 @@ static int fc_format_cut(struct tfs *c, uint32_t k, const struct fc_volume *v, u
         CHECK_EQ(t_fs_unmount(c), 0, "%s: unmount", label);
     } else {
         shown[2]++;
-        CHECK(rc == CAIRN_ERR_CORRUPT && !done, "%s: mount after a format cut at %u: %d", label,
-              (unsigned)k, rc);
+        CHECK((rc == CAIRN_ERR_CORRUPT || (worn && rc == CAIRN_ERR_NOSPC)) && !done,
+              "%s: mount after a format cut at %u: %d", label, (unsigned)k, rc);
     }
     return done;
 }
 
 /* The image formatted with a cut at operation k, then (a boot loop) with a
  * cut at an earlier operation of the next format, each followed by a mount;
- * then a format that finishes must give an empty volume. 1 when the first
- * format finished. */
+ * then a format that finishes must give an empty volume. In every third, an
+ * operation of the first format fails and its block wears out (before
+ * session 35 a failed erase in the old layout's clearing left a new anchor
+ * flagged failing, and every format after it failed with IO). 1 when the
+ * first format finished. */
 static int fc_cut_once(const struct geo_case *g, const struct t_image *im, uint32_t k,
                        const struct fc_volume *v, unsigned shown[3], const char *label)
 {
     struct tfs c;
     struct cairn_info info;
-    int rc, done;
+    int rc, done, fail = k % 3u == 2u;
     t_fs_init(&c, geo_sim(g, 1), 1);
     t_image_put(im, c.sim);
-    done = fc_format_cut(&c, k, v, shown, label);
+    done = fc_format_cut(&c, k, fail, fail, v, shown, label);
     if (!done) {
-        (void)fc_format_cut(&c, k / 2u, v, shown, label);
+        (void)fc_format_cut(&c, k / 2u, 0, fail, v, shown, label);
         rc = cairn_format(c.fs, &c.cfg);
         CHECK(rc == 0 && t_fs_mount(&c) == 0 && cairn_stat(c.fs, "/f0", &info) == CAIRN_ERR_NOENT &&
               cairn_stat(c.fs, "/f1", &info) == CAIRN_ERR_NOENT && t_fs_check(&c, label) == 0,
