@@ -18,8 +18,9 @@
  *   page it does not know to be erased (the simulator's rule check);
  * - a format cut at each of its operations over aged earlier volumes, also
  *   in the layout zero config gave before session 34: the new volume, none,
- *   or the earlier one as last synced, also after a second cut format; a
- *   format after the cuts always works.
+ *   or the earlier one as last synced, also after a second cut format and
+ *   with one of the format's operations failing; a format after the cuts
+ *   always works.
  */
 #include <stdlib.h>
 #include <string.h>
