@@ -473,8 +473,9 @@ static int blocks_good(cairn *fs, uint32_t first, uint32_t count)
 }
 
 /* Erase the block holding `page` (of today's layout), unless the page's first
- * bytes read blank: 1 erased (or failed to: the block is left flagged, its
- * segment retired when it is used), 0 blank, or an error that ends the format. */
+ * bytes read blank: 1 erased, 2 failed to (the block is left flagged, its
+ * segment retired when it is used, and what it held is still there), 0
+ * blank, or an error that ends the format. */
 static int clear_block_of(cairn *fs, uint32_t page)
 {
     uint32_t ppb = fs->dev->geo.pages_per_block, bps = fs->seg_pages / ppb;
@@ -487,7 +488,7 @@ static int clear_block_of(cairn *fs, uint32_t page)
     if (err || blank)
         return err;
     err = cn_dev_erase_block(fs, seg, block % bps);
-    return !err || (fs->segs[seg].flags & CN_SF_FAILING) ? 1 : err;
+    return !err ? 1 : (fs->segs[seg].flags & CN_SF_FAILING) ? 2 : err;
 }
 
 /* The newest valid checkpoint of the layout the rule before session 34
@@ -534,6 +535,8 @@ static int clear_places(cairn *fs, const struct layout *old, uint32_t s, uint32_
         err = clear_block_of(fs, page);
         if (err == 1)
             done_block = page / ppb;
+        if (err == 2)
+            return 2;
     }
     return err < 0 ? err : 0;
 }
@@ -546,7 +549,10 @@ static int clear_places(cairn *fs, const struct layout *old, uint32_t s, uint32_
  * Each checkpoint copy's place in that layout's two anchors is read (a few
  * bytes), and a block holding one that is not blank is erased: nothing on a
  * fresh device, at most both anchors on a reformat. The newest checkpoint
- * there, pages [first, last], goes last (clear_turn). */
+ * there, pages [first, last], goes last (clear_turn). A block that fails to
+ * erase keeps what it held, and erasing on could leave an older checkpoint
+ * of it the newest there (test_anchor "format cut", a failing operation):
+ * the clearing stops, and the format goes on. */
 static int clear_dividing_anchors(cairn *fs, const struct cairn_config *cfg, uint32_t first,
                                   uint32_t last)
 {
@@ -563,7 +569,7 @@ static int clear_dividing_anchors(cairn *fs, const struct cairn_config *cfg, uin
                 n++;
                 err = clear_places(fs, &old, s, turn, lo, hi);
             }
-    return err;
+    return err == 2 ? 0 : err;
 }
 
 /* A new volume's segment table: the anchors, the segments before them and
