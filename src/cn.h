@@ -423,6 +423,10 @@ struct cairn {
     /* Clean mount: the heads' next pages are read blank at the session's
      * first change, not at mount (alloc.c cn_heads_check). */
     uint8_t heads_unchecked;
+    /* NAND: the standby (anchor_evict) is lent to the pool, its EVICT flag
+     * cleared, by a delete refused for room (anchor.c); handing it out
+     * ends the loan and its claim to be durably free (seg.c cn_seg_alloc). */
+    uint8_t standby_lent;
 };
 
 /* device.c */
@@ -597,6 +601,8 @@ int cn_seg_good(cairn *fs, uint32_t s);
 int cn_anchor_tend(cairn *fs);
 void cn_anchor_resume(cairn *fs);
 int cn_anchor_evicting(const cairn *fs);
+int cn_anchor_standby_affordable(const cairn *fs);
+int cn_anchor_lend_standby(cairn *fs);
 void cn_anchor_landed(cairn *fs);
 int cn_anchor_pending(const cairn *fs);
 
@@ -624,6 +630,7 @@ int cn_gc_cheap_victim(cairn *fs);
 /* space.c: the settle point at the entry of an operation */
 int cn_settle(cairn *fs, uint32_t pages);
 int cn_settle_delete(cairn *fs);
+int cn_record_delete(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len);
 void cn_write_call_ends(cairn *fs);
 int cn_evict_for_anchor(cairn *fs);
 int cn_space_for_user(cairn *fs, int last);

@@ -67,7 +67,7 @@ int cairn_remove(cairn *fs, const char *path)
     cn_put32(p, parent);
     cn_put32(p + 4, sub);
     cn_put32(p + 8, id);
-    err = cn_record_freeing(fs, CN_R_REMOVE, p, CN_RL_REMOVE);
+    err = cn_record_delete(fs, CN_R_REMOVE, p, CN_RL_REMOVE);
     if (err)
         return err; /* not removed: its handles and their data stay */
     cn_files_unlinked(fs, id);
@@ -153,7 +153,7 @@ int cairn_rename(cairn *fs, const char *from, const char *to)
     cn_put32(p + 20, o.id);
     p[24] = (uint8_t)t.len;
     memcpy(p + CN_RL_RENAME, t.name, t.len);
-    err = replaced ? cn_record_freeing(fs, CN_R_RENAME, p, CN_RL_RENAME + t.len)
+    err = replaced ? cn_record_delete(fs, CN_R_RENAME, p, CN_RL_RENAME + t.len)
                    : cn_record(fs, CN_R_RENAME, p, CN_RL_RENAME + t.len);
     if (err || !replaced)
         return err; /* a failed rename leaves the replaced file's handles alone */

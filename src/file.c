@@ -726,7 +726,7 @@ static int record_size(cairn *fs, struct cn_file *f)
     int err;
     cn_put32(p, f->id);
     cn_put32(p + 4, (uint32_t)f->size);
-    err = f->size < f->rec_size ? cn_record_freeing(fs, CN_R_SIZE, p, 8) /* a shrink */
+    err = f->size < f->rec_size ? cn_record_delete(fs, CN_R_SIZE, p, 8) /* a shrink */
                                 : cn_record(fs, CN_R_SIZE, p, 8);
     if (!err)
         f->rec_size = f->size;

@@ -83,6 +83,12 @@ static uint32_t pick_victim(cairn *fs, int for_space)
         uint64_t score;
         if (g->state != CN_SEG_FULL || (g->flags & CN_SF_STUCK) || g->live == 0)
             continue; /* (dead ones are freed by the next commit) */
+        /* A NAND standby (EVICT with no anchor failing) frees nothing the
+         * volume can use once empty: never for space, and early only while
+         * the volume can spare what its moves take (anchor.c). */
+        if ((g->flags & CN_SF_EVICT) && !failing &&
+            (for_space || !cn_anchor_standby_affordable(fs)))
+            continue;
         /* flagged ones first, if they fit: a scrub or a failing segment
          * that is nearly all live must not keep GC from the garbage it
          * could collect (a full volume of flagged segments got NOSPC on

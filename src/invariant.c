@@ -20,7 +20,12 @@ static void check_anchors(const cairn *fs)
     }
     /* I3: the anchor holding the newest checkpoint is not failing unless both are */
     CN_ASSERT(fs->anchor_new != CN_NONE || fs->anchor_evict == CN_NONE ||
-              (fs->segs[fs->anchor_evict].flags & CN_SF_EVICT));
+              (fs->segs[fs->anchor_evict].flags & CN_SF_EVICT) || fs->standby_lent);
+    /* a lent standby is still free: handing it out ends the loan (seg.c) */
+    CN_ASSERT(!fs->standby_lent ||
+              (fs->anchor_evict != CN_NONE && fs->segs[fs->anchor_evict].live == 0 &&
+               (fs->segs[fs->anchor_evict].state == CN_SEG_FREE ||
+                fs->segs[fs->anchor_evict].state == CN_SEG_ERASED)));
 }
 
 /* I6: every segment after the anchors is in a state with its counts in range;

@@ -356,6 +356,11 @@ int cn_seg_alloc(cairn *fs, uint32_t floor, int worn, uint32_t *seg_out)
         best = pick_free(fs, worn);
         if (best == CN_NONE)
             return CAIRN_ERR_NOSPC;
+        if (best == fs->anchor_evict) { /* the standby, lent (anchor.c): */
+            fs->anchor_evict = CN_NONE; /* no longer kept, nor durably free */
+            fs->evict_durable_free = 0;
+            fs->standby_lent = 0;
+        }
         if (fs->segs[best].state == CN_SEG_ERASED) {
             /* erased as the table says? Every writer starts a segment at
              * its first byte, so a used one shows there (a table rolled

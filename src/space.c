@@ -184,6 +184,18 @@ int cn_settle(cairn *fs, uint32_t pages) { return settle(fs, pages, CN_GC_SPACE)
  * 1,069 removes of 2,433 (test_nospc "thin"). */
 int cn_settle_delete(cairn *fs) { return settle(fs, 0, CN_GC_DELETE); }
 
+/* A delete's record (a remove, a rename over a file, a shrink, an orphan's
+ * trim), after cn_settle_delete. Refused for room with the free segments at
+ * GC's floor, it tries once more with the NAND standby lent to the pool
+ * (anchor.c cn_anchor_lend_standby): a refused record changed nothing. */
+int cn_record_delete(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
+{
+    int err = cn_record_freeing(fs, type, p, len);
+    if (err == CAIRN_ERR_NOSPC && cn_anchor_lend_standby(fs))
+        err = cn_record_freeing(fs, type, p, len);
+    return err;
+}
+
 /* The end of a write call that erased nothing: it takes one erase block
  * of the anchor a checkpoint switch left behind a step further (ckpt.c
  * cn_ckpt_erase_step), else, if it programmed at most CN_LIGHT_PAGES, erases
@@ -256,7 +268,7 @@ int cn_finish_orphans(cairn *fs, uint32_t budget)
         cn_put32(p, (uint32_t)err);
         err = cn_settle_delete(fs);
         if (!err)
-            err = cn_record_freeing(fs, CN_R_TRIM, p, CN_RL_TRIM);
+            err = cn_record_delete(fs, CN_R_TRIM, p, CN_RL_TRIM);
         if (err)
             return err == CAIRN_ERR_NOSPC ? 0 : err;
     }

@@ -1289,9 +1289,30 @@ static void give_up_run(const struct geo *g)
 /* A file whose append was refused: closed, or its unsynced data given up. */
 static void wedge_let_go(struct tfs *t, const char *label, int *fd)
 {
-    if (cairn_close(t->fs, *fd) != 0)
+    if (cairn_close(t->fs, *fd) != 0 && csim_powered(t->sim))
         CHECK(cairn_discard(t->fs, *fd) == 0, "[%s] wedge: discard", label);
     *fd = -1;
+}
+
+/* wedge-cut: the power was cut in the middle of a round (csim_cut_at):
+ * the round stops there and says so (WEDGE_CUT); wedge_after_cut powers on. */
+#define WEDGE_CUT(t)                       \
+    do {                                   \
+        if (!csim_powered((t)->sim))       \
+            return 2;                      \
+    } while (0)
+
+/* A remount inside a round that a cut may hit (2: it did). */
+static int wedge_remount(struct tfs *t)
+{
+    int rc = t_fs_unmount(t);
+    WEDGE_CUT(t);
+    CHECK(rc == 0, "[wedge-mixed] unmount: %s", t_errname(rc));
+    if (rc == 0)
+        rc = t_fs_mount(t);
+    WEDGE_CUT(t);
+    CHECK(rc == 0, "[wedge-mixed] mount: %s", t_errname(rc));
+    return rc != 0 || t_fs_check(t, "wedge-mixed") != 0;
 }
 
 static int wedge_round(struct tfs *t, const char *label, int round, int nf, int32_t sz)
@@ -1394,6 +1415,7 @@ static int wedge_mixed_round(struct tfs *t, const char *label, int round, int nf
         uint32_t kind = t_randn(rs, 4);
         sprintf(name, "/m%d.%d", round, i);
         fd[i] = cairn_open(t->fs, name, CAIRN_O_RDWR | CAIRN_O_CREAT);
+        WEDGE_CUT(t);
         CHECK(fd[i] >= 0, "[%s] wedge-mixed: create %s: %s", label, name, t_errname(fd[i]));
         if (fd[i] < 0)
             return 1;
@@ -1415,10 +1437,12 @@ static int wedge_mixed_round(struct tfs *t, const char *label, int round, int nf
             continue;
         else if (w >= 0)
             w = CAIRN_ERR_NOSPC; /* a short write: the volume is full */
+        WEDGE_CUT(t);
         if (w == 0)
             continue;
         CHECK(w == CAIRN_ERR_NOSPC, "[%s] wedge-mixed: an append: %s", label, t_errname(w));
         wedge_let_go(t, label, &fd[k]);
+        WEDGE_CUT(t);
         live--;
         if (round == anchor_fail_round && (uint32_t)(nf - live) == anchor_fail_at)
             fail_anchor(t, anchor_fail_which); /* on a full volume */
@@ -1426,16 +1450,45 @@ static int wedge_mixed_round(struct tfs *t, const char *label, int round, int nf
     for (i = 0; i < nf; i++)
         if (fd[i] >= 0 && cairn_close(t->fs, fd[i]) != 0)
             cairn_discard(t->fs, fd[i]);
+    WEDGE_CUT(t);
     for (i = 0; i < nf; i++) {
         sprintf(name, "/m%d.%d", round, i);
         rc = cairn_remove(t->fs, name);
+        WEDGE_CUT(t);
         CHECK(rc == 0, "[%s] wedge-mixed: round %d, %d files: remove %s: %s", label, round, nf,
               name, t_errname(rc));
         if (rc != 0)
             return 1;
     }
-    if (t_randn(rs, 2) && t_fs_remount(t, "wedge-mixed") != 0)
+    if (t_randn(rs, 2))
+        return wedge_remount(t);
+    return 0;
+}
+
+/* After a cut in round `round`: the mount must succeed with a clean check,
+ * and every file of the rounds so far must go (a remove of one whose create
+ * the cut undid finds none). 0: the run goes on with the next round. */
+static int wedge_after_cut(struct tfs *t, const char *label, int round, int nf)
+{
+    char name[32];
+    int rc, r, i;
+    t_fs_abandon(t);
+    csim_power_on(t->sim);
+    rc = t_fs_mount(t);
+    CHECK(rc == 0, "[%s] wedge-cut: mount after the cut in round %d: %s", label, round,
+          t_errname(rc));
+    if (rc != 0 || t_fs_check(t, label) != 0)
         return 1;
+    for (r = 0; r <= round; r++)
+        for (i = 0; i < nf; i++) {
+            sprintf(name, "/m%d.%d", r, i);
+            rc = cairn_remove(t->fs, name);
+            CHECK(rc == 0 || rc == CAIRN_ERR_NOENT,
+                  "[%s] wedge-cut: after the cut in round %d: remove %s: %s", label, round, name,
+                  t_errname(rc));
+            if (rc != 0 && rc != CAIRN_ERR_NOENT)
+                return 1;
+        }
     return 0;
 }
 
@@ -1450,7 +1503,45 @@ static int wedge_mixed_round(struct tfs *t, const char *label, int round, int nf
  * slots run out. The anchor holding the newest checkpoint fails at its next
  * checkpoint; the other at its next erase (a switch; on NAND a session's
  * first checkpoint, at the next remount), which a run may not reach. */
+/* A NAND volume keeps a standby for its anchors (DESIGN.md "Anchors"),
+ * which a delete at the metadata floor gives back to the pool (session 36).
+ * Once the volume is empty again and remounted, the standby must be kept
+ * again: total_bytes leaves out exactly one good segment besides the two
+ * anchors (good: every erase block unmarked, as the device says). */
+static int standby_kept(struct tfs *t, const char *label)
+{
+    struct cairn_dev *dev = csim_dev(t->sim);
+    struct cairn_fsinfo info;
+    uint32_t block_bytes = dev->geo.page_size * dev->geo.pages_per_block, bpl, s, b, good = 0;
+    if (dev->geo.medium != CAIRN_MEDIUM_NAND || cairn_fs_stat(t->fs, &info) != 0)
+        return 1;
+    bpl = info.block_size / block_bytes;
+    for (s = 0; s < dev->geo.block_count / bpl; s++) {
+        for (b = 0; b < bpl && dev->is_bad(dev->ctx, s * bpl + b) != 1; b++)
+            ;
+        good += b == bpl;
+    }
+    CHECK(good >= 3 && info.total_bytes == (uint64_t)(good - 3u) * info.block_size,
+          "[%s] wedge-mixed: emptied and remounted, total_bytes %llu where %u good segments "
+          "less two anchors and the standby give %llu", label,
+          (unsigned long long)info.total_bytes, (unsigned)good,
+          (unsigned long long)(good >= 3 ? (uint64_t)(good - 3u) * info.block_size : 0));
+    return good >= 3 && info.total_bytes == (uint64_t)(good - 3u) * info.block_size;
+}
+
+static int wedge_mixed_run_cut(uint64_t seed, int run, int worn, uint64_t cut_at,
+                               uint64_t *ops_out);
+
 static int wedge_mixed_run(uint64_t seed, int run, int worn)
+{
+    return wedge_mixed_run_cut(seed, run, worn, 0, NULL);
+}
+
+/* cut_at > 0: the power is cut at that mutating operation (torn one of four
+ * ways in turn), the mount after it must work, and the rounds go on. ops_out:
+ * the run's mutating operations, for choosing cut points. */
+static int wedge_mixed_run_cut(uint64_t seed, int run, int worn, uint64_t cut_at,
+                               uint64_t *ops_out)
 {
     static const char *const models[] = {"nand-dhara", "nand-jffs2", "nor-m25p16", "nor-w25q128"};
     uint64_t rs = seed * 1000003u + (uint64_t)run * 7919u + 1u;
@@ -1463,7 +1554,8 @@ static int wedge_mixed_run(uint64_t seed, int run, int worn)
     struct tfs t;
     sprintf(label, "seed %llu run %d: %s %u blocks", (unsigned long long)seed, run, models[m],
             (unsigned)blocks);
-    t_fs_init(&t, t_sim_model(models[m], blocks, 0, blocks), 0);
+    /* (own memory when cut: the mount the cut stopped is abandoned) */
+    t_fs_init(&t, t_sim_model(models[m], blocks, 0, blocks), cut_at > 0);
     t_fs_format_mount(&t);
     if (worn & 1) {
         uint32_t k, wear = t_randn(&rs, 4), fail = t_randn(&rs, 4);
@@ -1490,10 +1582,26 @@ static int wedge_mixed_run(uint64_t seed, int run, int worn)
                 anchor_fail_round);
     }
     anchor_fail_block = 0xFFFFFFFFu;
-    for (round = 0; round < 3 && !bad; round++)
+    if (cut_at > 0) {
+        static const enum csim_tear tears[] = {CSIM_TEAR_PREFIX, CSIM_TEAR_RANDOM,
+                                               CSIM_TEAR_EMPTY, CSIM_TEAR_NONE};
+        csim_cut_at(t.sim, cut_at, tears[cut_at % 4]);
+        sprintf(label + strlen(label), ", cut at op %llu", (unsigned long long)cut_at);
+    }
+    for (round = 0; round < 3 && !bad; round++) {
         bad = wedge_mixed_round(&t, label, round, nf, &rs, unsynced);
+        if (bad == 2)
+            bad = wedge_after_cut(&t, label, round, nf);
+    }
+    if (ops_out) {
+        struct csim_counters c;
+        csim_counters(t.sim, &c);
+        *ops_out = c.mutating_ops;
+    }
+    csim_cut_cancel(t.sim);
     if (!bad)
-        bad = t_fs_remount(&t, "wedge-mixed") != 0 || t_fs_check(&t, "wedge-mixed") != 0;
+        bad = t_fs_remount(&t, "wedge-mixed") != 0 || t_fs_check(&t, "wedge-mixed") != 0 ||
+              !standby_kept(&t, label);
     if (anchor_fail_block != 0xFFFFFFFFu) { /* did the failure come, and was it handled? */
         struct cairn_dev *dev = csim_dev(t.sim);
         int marked = dev->is_bad(dev->ctx, anchor_fail_block) == 1;
@@ -1629,7 +1737,13 @@ int main(int argc, char **argv)
          * sectors: its replacement, reserved while free, took the segment a
          * remove counted on; session 33), worn and anchor: seed 1040 run 20
          * (nand-jffs2 36 blocks: the next NAND standby held the journal,
-         * which could not leave it at 2 free; session 33). Then a few
+         * which could not leave it at 2 free; session 33), seeds 1053 run 25,
+         * 1091 run 4 (nand-jffs2 45 and 37 blocks) and 1094 run 0 (nand-jffs2
+         * 59 blocks: the next NAND standby, emptied or taken free on a full
+         * volume, held the segment a remove needed; session 36); both
+         * anchors failing with the replacement ready: seeds 1046 run 30 and
+         * 1060 run 9 (nand-dhara 28 and 30 blocks), 1015 run 8 (nand-dhara
+         * 26 blocks, after the standby was lent; session 36). Then a few
          * of a fresh seed, healthy, worn and with an anchor failing on the
          * full volume in turn. `test_nospc wedge-mixed SEED RUNS`,
          * `wedge-worn`, `wedge-anchor` (an anchor fails once the volume is
@@ -1640,7 +1754,8 @@ int main(int argc, char **argv)
         } known[] = {{7, 26, 0}, {6, 30, 0}, {1, 4, 1},  {1, 5, 1},
                      {1, 18, 1}, {9, 24, 1},  {13, 7, 1}, {67, 23, 1}, {55, 18, 1},
                      {73, 11, 1}, {77, 14, 1}, {80, 6, 1}, {82, 0, 1}, {60, 22, 1},
-                     {98, 34, 1}, {1029, 14, 2}, {1040, 20, 3}};
+                     {98, 34, 1}, {1029, 14, 2}, {1040, 20, 3}, {1053, 25, 3},
+                     {1091, 4, 3}, {1094, 0, 3}, {1046, 30, 3}, {1060, 9, 3}, {1015, 8, 3}};
         int hunt = argc > 2 && strncmp(only, "wedge-", 6) == 0;
         int worn = !hunt                                  ? 0
                    : strcmp(only, "wedge-worn") == 0        ? 1
@@ -1660,6 +1775,29 @@ int main(int argc, char **argv)
         if (anchors_failed)
             printf("  wedge-anchor: an anchor wore out on %d full volumes; on %d of them it "
                    "was replaced (its first block marked bad)\n", anchors_failed, anchors_marked);
+    }
+    if (!only || strcmp(only, "wedge") == 0 || strcmp(only, "wedge-cut") == 0) {
+        /* The volumes of session 36 (a lent NAND standby, both anchors
+         * failing), each cut at `cuts` points spread over its run: the mount
+         * after the cut must work with a clean check, every remove after it
+         * too, and the emptied volume keep its standby again. `test_nospc
+         * wedge-cut N` for N points a volume. */
+        static const struct {
+            uint64_t seed;
+            int run;
+        } cv[] = {{1091, 4}, {1094, 0}, {1053, 25}, {1046, 30}, {1060, 9}, {1015, 8}};
+        int cuts = strcmp(only ? only : "", "wedge-cut") == 0 && argc > 2 ? atoi(argv[2]) : 2;
+        int n = 0, bad = 0, k;
+        unsigned v;
+        for (v = 0; v < sizeof cv / sizeof cv[0]; v++) {
+            uint64_t ops = 0;
+            bad += wedge_mixed_run_cut(cv[v].seed, cv[v].run, 3, 0, &ops);
+            for (k = 1; k <= cuts; k++, n++)
+                bad += wedge_mixed_run_cut(cv[v].seed, cv[v].run, 3,
+                                           1u + ops * (uint64_t)k / (uint64_t)(cuts + 1), NULL);
+        }
+        printf("  wedge-cut: %d runs of %u volumes, each cut once at a point of its run: %d "
+               "failed\n", n, (unsigned)(sizeof cv / sizeof cv[0]), bad);
     }
     if (!only || strcmp(only, "fresh") == 0) {
         promise_fresh("nor-m25p16 2 MiB", "nor-m25p16", 32);
