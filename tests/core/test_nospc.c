@@ -1492,19 +1492,8 @@ static int wedge_after_cut(struct tfs *t, const char *label, int round, int nf)
     return 0;
 }
 
-/* worn bit 1: up to 3 erase blocks wear out after 2-31 more erases, up to 3
- * programs or erases fail (their block goes bad), and half the volumes read
- * with corrected bit flips (scrubs): a failing device that cairn must ride
- * out (no CAIRN_ERR_IO reaches a call), with removes working all along.
- * worn bit 2: one anchor's blocks wear out (their next program or erase
- * fails) when the volume is full, after the k-th file of a round was
- * refused: its replacement (DESIGN.md "Anchors") must be emptied at the user
- * reserve or below, where GC has least room, before the healthy anchor's
- * slots run out. The anchor holding the newest checkpoint fails at its next
- * checkpoint; the other at its next erase (a switch; on NAND a session's
- * first checkpoint, at the next remount), which a run may not reach. */
 /* A NAND volume keeps a standby for its anchors (DESIGN.md "Anchors"),
- * which a delete at the metadata floor gives back to the pool (session 36).
+ * which a delete refused for room borrows (session 36).
  * Once the volume is empty again and remounted, the standby must be kept
  * again: total_bytes leaves out exactly one good segment besides the two
  * anchors (good: every erase block unmarked, as the device says). */
@@ -1529,6 +1518,17 @@ static int standby_kept(struct tfs *t, const char *label)
     return good >= 3 && info.total_bytes == (uint64_t)(good - 3u) * info.block_size;
 }
 
+/* worn bit 1: up to 3 erase blocks wear out after 2-31 more erases, up to 3
+ * programs or erases fail (their block goes bad), and half the volumes read
+ * with corrected bit flips (scrubs): a failing device that cairn must ride
+ * out (no CAIRN_ERR_IO reaches a call), with removes working all along.
+ * worn bit 2: one anchor's blocks wear out (their next program or erase
+ * fails) when the volume is full, after the k-th file of a round was
+ * refused: its replacement (DESIGN.md "Anchors") must be emptied at the user
+ * reserve or below, where GC has least room, before the healthy anchor's
+ * slots run out. The anchor holding the newest checkpoint fails at its next
+ * checkpoint; the other at its next erase (a switch; on NAND a session's
+ * first checkpoint, at the next remount), which a run may not reach. */
 static int wedge_mixed_run_cut(uint64_t seed, int run, int worn, uint64_t cut_at,
                                uint64_t *ops_out);
 
