@@ -588,6 +588,20 @@ int cn_gc_cheap_victim(cairn *fs)
     return v != CN_NONE && fs->segs[v].live <= fs->seg_pages / 2u;
 }
 
+/* May the victim being emptied go on as a squeeze (squeeze_kind)? One not
+ * squeezing yet, or one squeezing a segment below GC's floor that took it and
+ * now finds 1 free: it goes on into the last. Its moves are unrecorded, so a
+ * cut gives back both segments, and its commit frees the victim. Left
+ * half-done, it held the metadata head's last room and its own segment, and
+ * every remove was refused for good at 1 free with the victim 3 pages live
+ * (test_nospc wedge-anchor-worn seed 1116 run 5: nand-jffs2, 56 blocks, three
+ * retired; session 37). */
+static int may_squeeze_on(const cairn *fs)
+{
+    return !fs->gc.squeeze ||
+           (fs->gc.squeeze == CN_SQUEEZE_ONE && cn_free_segs(fs) < CN_RECOVERY_SEGS);
+}
+
 /* Free at least one segment now (the data has nowhere else to go). When
  * victims emptied one after another free nothing (what each gains, the
  * moves and the commit's node writes use up again), the volume is full:
@@ -610,7 +624,7 @@ int cn_gc_collect(cairn *fs, int why)
          * nodes, it was refused 1 page short on 29 blocks of nand-jffs2 whose
          * victim's fresh segment failed to erase, and every remove got NOSPC
          * for good (session-29 hunt with worn blocks, seed 9 run 24). */
-        if (err == CAIRN_ERR_NOSPC && fs->gc.phase != CN_GC_IDLE && !fs->gc.squeeze &&
+        if (err == CAIRN_ERR_NOSPC && fs->gc.phase != CN_GC_IDLE && may_squeeze_on(fs) &&
             cn_gc_squeeze_fits(fs, fs->segs[fs->gc.victim].live, 0, 0)) {
             fs->gc.squeeze = squeeze_kind(fs);
             err = run(fs, fs->seg_pages, 0, why, &moved);

@@ -1743,7 +1743,11 @@ int main(int argc, char **argv)
          * volume, held the segment a remove needed; session 36); both
          * anchors failing with the replacement ready: seeds 1046 run 30 and
          * 1060 run 9 (nand-dhara 28 and 30 blocks), 1015 run 8 (nand-dhara
-         * 26 blocks, after the standby was lent; session 36). Then a few
+         * 26 blocks, after the standby was lent; session 36); a delete's
+         * nodes short of one node's room at GC's floor after an anchor's
+         * replacement took a segment: seed 1195 run 25 (nor-w25q128, 376
+         * sectors, healthy), and a squeeze stuck at 1 free: seed 1116 run 5
+         * (nand-jffs2, 56 blocks, worn; session 37). Then a few
          * of a fresh seed, healthy, worn and with an anchor failing on the
          * full volume in turn. `test_nospc wedge-mixed SEED RUNS`,
          * `wedge-worn`, `wedge-anchor` (an anchor fails once the volume is
@@ -1755,7 +1759,8 @@ int main(int argc, char **argv)
                      {1, 18, 1}, {9, 24, 1},  {13, 7, 1}, {67, 23, 1}, {55, 18, 1},
                      {73, 11, 1}, {77, 14, 1}, {80, 6, 1}, {82, 0, 1}, {60, 22, 1},
                      {98, 34, 1}, {1029, 14, 2}, {1040, 20, 3}, {1053, 25, 3},
-                     {1091, 4, 3}, {1094, 0, 3}, {1046, 30, 3}, {1060, 9, 3}, {1015, 8, 3}};
+                     {1091, 4, 3}, {1094, 0, 3}, {1046, 30, 3}, {1060, 9, 3}, {1015, 8, 3},
+                     {1195, 25, 2}, {1116, 5, 3}};
         int hunt = argc > 2 && strncmp(only, "wedge-", 6) == 0;
         int worn = !hunt                                  ? 0
                    : strcmp(only, "wedge-worn") == 0        ? 1
@@ -1778,22 +1783,24 @@ int main(int argc, char **argv)
     }
     if (!only || strcmp(only, "wedge") == 0 || strcmp(only, "wedge-cut") == 0) {
         /* The volumes of session 36 (a lent NAND standby, both anchors
-         * failing), each cut at `cuts` points spread over its run: the mount
-         * after the cut must work with a clean check, every remove after it
-         * too, and the emptied volume keep its standby again. `test_nospc
-         * wedge-cut N` for N points a volume. */
+         * failing) and 37 (a delete counting a recovery segment, a squeeze
+         * going on into the last one), each cut at `cuts` points spread over
+         * its run: the mount after the cut must work with a clean check,
+         * every remove after it too, and the emptied volume keep its standby
+         * again. `test_nospc wedge-cut N` for N points a volume. */
         static const struct {
             uint64_t seed;
-            int run;
-        } cv[] = {{1091, 4}, {1094, 0}, {1053, 25}, {1046, 30}, {1060, 9}, {1015, 8}};
+            int run, worn;
+        } cv[] = {{1091, 4, 3}, {1094, 0, 3}, {1053, 25, 3}, {1046, 30, 3},
+                  {1060, 9, 3}, {1015, 8, 3}, {1195, 25, 2}, {1116, 5, 3}};
         int cuts = strcmp(only ? only : "", "wedge-cut") == 0 && argc > 2 ? atoi(argv[2]) : 2;
         int n = 0, bad = 0, k;
         unsigned v;
         for (v = 0; v < sizeof cv / sizeof cv[0]; v++) {
             uint64_t ops = 0;
-            bad += wedge_mixed_run_cut(cv[v].seed, cv[v].run, 3, 0, &ops);
+            bad += wedge_mixed_run_cut(cv[v].seed, cv[v].run, cv[v].worn, 0, &ops);
             for (k = 1; k <= cuts; k++, n++)
-                bad += wedge_mixed_run_cut(cv[v].seed, cv[v].run, 3,
+                bad += wedge_mixed_run_cut(cv[v].seed, cv[v].run, cv[v].worn,
                                            1u + ops * (uint64_t)k / (uint64_t)(cuts + 1), NULL);
         }
         printf("  wedge-cut: %d runs of %u volumes, each cut once at a point of its run: %d "
