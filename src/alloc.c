@@ -145,6 +145,18 @@ void cn_close_full_heads(cairn *fs)
             close_head(fs, h);
 }
 
+/* A failing anchor's replacement that a head has open: the head moves on
+ * at its next page (need_segment), but until it takes one the segment stays
+ * open, out of GC's reach. Closed now, so that it can be emptied
+ * (space.c cn_evict_for_anchor). */
+void cn_close_heads_in(cairn *fs, uint32_t s)
+{
+    unsigned h;
+    for (h = 0; h < CN_HEADS; h++)
+        if (fs->head[h].seg == s)
+            close_head(fs, h);
+}
+
 /* Free segments a writer must leave. User data stops first; the nodes of
  * user operations one segment later, so GC always has a segment to work in
  * (deletes, whose records free space, may go on as far as GC may);

@@ -231,10 +231,12 @@ int cn_anchor_pending(const cairn *fs)
 
 /* Does the replacement of a failing anchor still hold data GC should move
  * now? (cn_settle) A standby that holds data (a volume that had none, or the
- * next one after a replacement) is emptied by GC as an ordinary victim. */
+ * next one after a replacement) is emptied by GC as an ordinary victim. One
+ * a head still has open counts (space.c closes the head first). */
 int cn_anchor_evicting(const cairn *fs)
 {
     return fs->anchor_evict != CN_NONE && failing_anchor(fs) != CN_NONE &&
-           fs->segs[fs->anchor_evict].state == CN_SEG_FULL &&
+           (fs->segs[fs->anchor_evict].state == CN_SEG_FULL ||
+            fs->segs[fs->anchor_evict].state == CN_SEG_OPEN) &&
            fs->segs[fs->anchor_evict].live > 0;
 }

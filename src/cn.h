@@ -562,6 +562,7 @@ int cn_gc_squeeze_fits(cairn *fs, uint32_t live, uint32_t nodes, int keep);
 uint64_t cn_free_promise(const cairn *fs);
 uint32_t cn_reserved_segs(const cairn *fs);
 void cn_close_full_heads(cairn *fs);
+void cn_close_heads_in(cairn *fs, uint32_t s);
 int cn_meta_head_room(const cairn *fs);
 uint32_t cn_data_room(const cairn *fs);
 void cn_data_head_claim(cairn *fs, uint32_t id);

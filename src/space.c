@@ -106,11 +106,18 @@ int cn_flush_nodes(cairn *fs)
 }
 
 /* A failing anchor's replacement still holds data: empty it now, not in
- * steps, because the healthy anchor has only its spare slots left (anchor.c). */
+ * steps, because the healthy anchor has only its spare slots left (anchor.c).
+ * A head that has it open is closed first: open, it was no victim. On a
+ * full volume whose metadata head sat in it with 16 pages left, R stayed
+ * 96 pages live while the healthy anchor spent all its 48 slots, and when
+ * that one failed too every write returned IO (test_nospc wedge-anchor-worn
+ * seed 1012 run 1: nor-w25q128, 387 sectors; session 37). */
 int cn_evict_for_anchor(cairn *fs)
 {
     uint32_t rounds;
     int err = 0;
+    if (cn_anchor_evicting(fs))
+        cn_close_heads_in(fs, fs->anchor_evict);
     for (rounds = 0; rounds < 4u && !err && cn_anchor_evicting(fs); rounds++)
         err = cn_gc_collect(fs, CN_GC_SPACE);
     return err == CAIRN_ERR_NOSPC ? 0 : err;

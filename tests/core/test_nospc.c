@@ -1746,8 +1746,10 @@ int main(int argc, char **argv)
          * 26 blocks, after the standby was lent; session 36); a delete's
          * nodes short of one node's room at GC's floor after an anchor's
          * replacement took a segment: seed 1195 run 25 (nor-w25q128, 376
-         * sectors, healthy), and a squeeze stuck at 1 free: seed 1116 run 5
-         * (nand-jffs2, 56 blocks, worn; session 37). Then a few
+         * sectors, healthy), a squeeze stuck at 1 free: seed 1116 run 5
+         * (nand-jffs2, 56 blocks, worn), and an anchor's replacement left
+         * open by the metadata head until the other anchor failed too: seed
+         * 1012 run 1 (nor-w25q128, 387 sectors, worn; session 37). Then a few
          * of a fresh seed, healthy, worn and with an anchor failing on the
          * full volume in turn. `test_nospc wedge-mixed SEED RUNS`,
          * `wedge-worn`, `wedge-anchor` (an anchor fails once the volume is
@@ -1760,7 +1762,7 @@ int main(int argc, char **argv)
                      {73, 11, 1}, {77, 14, 1}, {80, 6, 1}, {82, 0, 1}, {60, 22, 1},
                      {98, 34, 1}, {1029, 14, 2}, {1040, 20, 3}, {1053, 25, 3},
                      {1091, 4, 3}, {1094, 0, 3}, {1046, 30, 3}, {1060, 9, 3}, {1015, 8, 3},
-                     {1195, 25, 2}, {1116, 5, 3}};
+                     {1195, 25, 2}, {1116, 5, 3}, {1012, 1, 3}};
         int hunt = argc > 2 && strncmp(only, "wedge-", 6) == 0;
         int worn = !hunt                                  ? 0
                    : strcmp(only, "wedge-worn") == 0        ? 1
@@ -1784,15 +1786,17 @@ int main(int argc, char **argv)
     if (!only || strcmp(only, "wedge") == 0 || strcmp(only, "wedge-cut") == 0) {
         /* The volumes of session 36 (a lent NAND standby, both anchors
          * failing) and 37 (a delete counting a recovery segment, a squeeze
-         * going on into the last one), each cut at `cuts` points spread over
-         * its run: the mount after the cut must work with a clean check,
-         * every remove after it too, and the emptied volume keep its standby
-         * again. `test_nospc wedge-cut N` for N points a volume. */
+         * going on into the last one, a replacement a head kept open), each
+         * cut at `cuts` points spread over its run: the mount after the cut
+         * must work with a clean check, every remove after it too, and the
+         * emptied volume keep its standby again. `test_nospc wedge-cut N`
+         * for N points a volume. */
         static const struct {
             uint64_t seed;
             int run, worn;
         } cv[] = {{1091, 4, 3}, {1094, 0, 3}, {1053, 25, 3}, {1046, 30, 3},
-                  {1060, 9, 3}, {1015, 8, 3}, {1195, 25, 2}, {1116, 5, 3}};
+                  {1060, 9, 3}, {1015, 8, 3}, {1195, 25, 2}, {1116, 5, 3},
+                  {1012, 1, 3}};
         int cuts = strcmp(only ? only : "", "wedge-cut") == 0 && argc > 2 ? atoi(argv[2]) : 2;
         int n = 0, bad = 0, k;
         unsigned v;
