@@ -63,7 +63,7 @@ enum cairn_err {
     CAIRN_ERR_BADF = -9,      /* bad handle, or not open for this access */
     CAIRN_ERR_NOSPC = -10,    /* no space left */
     CAIRN_ERR_INVAL = -11,    /* invalid argument or configuration */
-    CAIRN_ERR_ROFS = -12,     /* read-only */
+    CAIRN_ERR_ROFS = -12,     /* read-only (mounted so, or can only be: cairn_mount) */
     CAIRN_ERR_MFILE = -13,    /* too many open files or directories */
     CAIRN_ERR_NOATTR = -14,   /* no such attribute */
     CAIRN_ERR_FBIG = -15      /* file would exceed the maximum size */
@@ -168,7 +168,10 @@ int cairn_format(cairn *fs, const struct cairn_config *cfg);
  * unsynced is lost, and memory cairn allocated for it, cfg.mem NULL, is not
  * freed), which is how a simulated power cut is followed; unmount first
  * otherwise. Every other call on a context that format, unmount or a failed
- * mount left returns CAIRN_ERR_INVAL. */
+ * mount left returns CAIRN_ERR_INVAL. CAIRN_ERR_ROFS from a writable mount:
+ * the volume can no longer be written (both checkpoint areas failed, a
+ * worn-out chip); mounted with read_only set it still reads everything
+ * synced before the failure. */
 int cairn_mount(cairn *fs, const struct cairn_config *cfg);
 /* Syncs every open file, writes a clean checkpoint and releases the context
  * (open handles are dropped). NOSPC: still mounted, nothing lost (see the

@@ -579,6 +579,8 @@ static int meta_room(cairn *fs, uint32_t extra, uint8_t borrow)
 {
     uint8_t was = fs->borrow;
     int ok;
+    if (!borrow)
+        return cn_meta_room(fs, extra); /* every record but a refused delete's */
     fs->borrow = (uint8_t)(was | borrow);
     ok = cn_meta_room(fs, extra);
     fs->borrow = was;

@@ -130,6 +130,14 @@ static int anchor_failing(const cairn *fs, uint32_t a)
     return (fs->segs[fs->anchor[a]].flags & CN_SF_FAILING) != 0;
 }
 
+/* Can no checkpoint be written any more? Both anchors failed a program or
+ * an erase, so nothing a write changes could be made durable; what the
+ * newest checkpoint holds still reads (cairn_mount: CAIRN_ERR_ROFS). */
+int cn_ckpt_unwritable(const cairn *fs)
+{
+    return anchor_failing(fs, 0) && anchor_failing(fs, 1);
+}
+
 static uint32_t anchor_blocks(const cairn *fs)
 {
     return fs->seg_pages / fs->dev->geo.pages_per_block;

@@ -586,6 +586,7 @@ int cn_log_scan(cairn *fs, cn_rec_fn fn, void *arg, uint32_t *end_seg,
 /* ckpt.c: a checkpoint is a header and a table entry per segment */
 int cn_ckpt_write(cairn *fs, int clean);
 int cn_ckpt_load(cairn *fs);
+int cn_ckpt_unwritable(const cairn *fs);
 int cn_ckpt_newest(cairn *fs, uint32_t *first_page, uint32_t *last_page);
 int cn_ckpt_format_erase(cairn *fs);
 int cn_ckpt_format(cairn *fs);

@@ -870,6 +870,13 @@ static int mount_by(cairn *fs, const struct cairn_config *cfg, enum cn_pick rule
         if (!err)
             cn_state_check(fs);
     }
+    /* Both anchors failed while this mount wrote (a recovery's or a
+     * replacement's checkpoint): no change can be made durable, but the
+     * newest checkpoint and the journal before it read. Say so, as a
+     * writable mount of a write-protected disk does (EROFS), rather than
+     * IO: a read-only mount then reads every file (DESIGN.md "Anchors"). */
+    if (err == CAIRN_ERR_IO && *found && !fs->read_only && cn_ckpt_unwritable(fs))
+        err = CAIRN_ERR_ROFS;
     if (err)
         teardown(fs);
     return err;

@@ -489,6 +489,10 @@ int vol_mount(struct vol *v, int read_only)
         v->cfg.mem = v->mem;
     }
     err = cairn_mount(v->fs, &v->cfg);
+    if (err == CAIRN_ERR_ROFS && !read_only)
+        return fail(v, "mount: %s (%s): the volume can no longer be written (both checkpoint "
+                       "areas failed); its files still read through a read-only mount",
+                    cairn_errname(err), cairn_strerror(err));
     if (err)
         return cairn_fail(v, "mount", err);
     v->mounted = 1;

@@ -13,6 +13,10 @@
  * - a failing anchor (program or erase fails, block 0 factory-bad or not):
  *   the call that hit it still succeeds, the volume keeps working through many
  *   more checkpoints and remounts, and its data stays;
+ * - both anchors failing at once, on an empty volume (both are replaced,
+ *   the appends go on) and a full one (no checkpoint can be written: a
+ *   writable mount answers CAIRN_ERR_ROFS, cut or not, and a read-only
+ *   mount reads every synced append, the same each time);
  * - hostile images: the newest checkpoint slots erased (mount finds an older
  *   one), a NAND slot whose first copy reads blank: cairn never programs a
  *   page it does not know to be erased (the simulator's rule check);
@@ -445,6 +449,148 @@ static void failing_anchor(const struct geo_case *g, int block0_bad, unsigned wh
     }
     printf("  %s: 600 synced appends, 300 remounts, %u failed calls, anchors now %u, %u\n", label,
            fails, t.mounted ? t.fs->anchor[0] : 0, t.mounted ? t.fs->anchor[1] : 0);
+    t_fs_free(&t);
+}
+
+/* Append 100 B of the pattern session_write uses to "/log" and close it: 0,
+ * or the error of the first call that failed (a short write: NOSPC). */
+static int append_log(struct tfs *t, uint32_t n)
+{
+    int32_t fd = cairn_open(t->fs, "/log", CAIRN_O_WRONLY | CAIRN_O_CREAT | CAIRN_O_APPEND);
+    int32_t w, rc;
+    if (fd < 0)
+        return fd;
+    w = cairn_write(t->fs, fd, payload + n % 64, 100);
+    rc = cairn_close(t->fs, fd);
+    if (w >= 0 && w < 100)
+        w = CAIRN_ERR_NOSPC;
+    return w < 0 ? w : rc;
+}
+
+/* What a read-only mount of a volume whose anchors both failed shows: /keep
+ * whole, and /log `synced` appends of append_log, perhaps part or all of
+ * the next (the failing call's, which may have reached the journal).
+ * Returns /log's size, or -1. */
+static int32_t read_only_view(struct tfs *t, uint32_t synced, const char *label)
+{
+    struct cairn_info info;
+    int32_t fd, size = -1, at = 0, got = 0;
+    uint8_t buf[100];
+    int rc;
+    csim_power_on(t->sim);
+    t->cfg.read_only = 1;
+    rc = t_fs_mount(t);
+    t->cfg.read_only = 0;
+    CHECK(rc == 0, "%s: read-only mount: %s", label, t_errname(rc));
+    if (rc != 0)
+        return -1;
+    CHECK_EQ(t_fs_check(t, label), 0, "%s: check", label);
+    t_check_file(t->fs, "/keep", payload, 5000, label);
+    rc = cairn_stat(t->fs, "/log", &info);
+    if (rc == CAIRN_ERR_NOENT && synced == 0)
+        info.size = rc = 0;
+    CHECK(rc == 0 && (uint32_t)info.size >= synced * 100u &&
+              (uint32_t)info.size <= synced * 100u + 100u,
+          "%s: /log holds %u appends: %s, size %ld", label, synced, t_errname(rc),
+          rc == 0 ? (long)info.size : -1L);
+    fd = rc == 0 && info.size > 0 ? cairn_open(t->fs, "/log", CAIRN_O_RDONLY) : -1;
+    while (fd >= 0 && at < info.size) {
+        got = cairn_read(t->fs, fd, buf, 100);
+        if (got <= 0 || memcmp(buf, payload + (at / 100) % 64, (size_t)got) != 0)
+            break;
+        at += got;
+    }
+    CHECK(rc == 0 && at == info.size, "%s: /log reads back (%ld of %ld bytes)", label, (long)at,
+          rc == 0 ? (long)info.size : -1L);
+    if (rc == 0 && at == info.size)
+        size = at;
+    if (fd >= 0)
+        (void)cairn_close(t->fs, fd);
+    CHECK_EQ(t_fs_unmount(t), 0, "%s: read-only unmount", label);
+    return size;
+}
+
+/* Fill the volume with "/fill" (4 KiB synced writes) until NOSPC, then give
+ * `room` bytes back (a truncate). */
+static void fill_but(struct tfs *t, uint32_t room, const char *label)
+{
+    int32_t fd = cairn_open(t->fs, "/fill", CAIRN_O_WRONLY | CAIRN_O_CREAT), w, size = 0;
+    CHECK(fd >= 0, "%s: create fill: %s", label, t_errname(fd));
+    if (fd < 0)
+        return;
+    while ((w = cairn_write(t->fs, fd, payload, 4096)) == 4096 && cairn_file_sync(t->fs, fd) == 0)
+        size += w;
+    CHECK_EQ(cairn_truncate(t->fs, fd, size > (int32_t)room ? size - (int32_t)room : 0), 0,
+             "%s: truncate fill", label);
+    CHECK_EQ(cairn_close(t->fs, fd), 0, "%s: close fill", label);
+}
+
+static unsigned rofs_mounts; /* over every both_anchors_fail run */
+
+/* Both anchors fail (every block worn out, after `after` more erases) while
+ * synced appends go on, on an empty volume or one filled but for `room`
+ * bytes. With room the failing anchors are replaced (anchor.c) and the
+ * appends go on. On a full volume the replacement may hold data no
+ * checkpoint can move away: no checkpoint can be written any more. After a
+ * cut a writable mount must then say CAIRN_ERR_ROFS, not IO, also when it
+ * is cut itself (8 more tries, cut at its k-th mutating operation), and a
+ * read-only mount must read every append synced before the failure, the
+ * same each time (before session 38 the writable mount answered IO, and
+ * nothing told that the volume still reads). */
+static void both_anchors_fail(const struct geo_case *g, uint32_t room, uint32_t after,
+                              uint64_t seed)
+{
+    struct tfs t;
+    char label[112];
+    uint32_t ab[2], bpl, i, synced = 0, k, rofs = 0;
+    int32_t first = -1, again;
+    int rc = 0, ended = 0;
+    if (room)
+        snprintf(label, sizeof label, "both anchors fail %s after %u erases, full but %u B",
+                 g->label, after, room);
+    else
+        snprintf(label, sizeof label, "both anchors fail %s after %u erases", g->label, after);
+    t_fs_init(&t, geo_sim(g, seed), 1);
+    t_fs_format_mount(&t);
+    CHECK_EQ(t_write_file(t.fs, "/keep", payload, 5000), 0, "%s: write keep", label);
+    if (room)
+        fill_but(&t, room, label);
+    anchor_blocks(&t, ab, &bpl);
+    for (i = 0; i < bpl; i++) {
+        csim_wear_out_after(t.sim, ab[0] + i, after);
+        csim_wear_out_after(t.sim, ab[1] + i, after);
+    }
+    while (synced < 400 && (ended = append_log(&t, synced)) == 0)
+        synced++;
+    CHECK(ended == 0 || ended == CAIRN_ERR_NOSPC || ended == CAIRN_ERR_IO,
+          "%s: append %u: %s", label, synced, t_errname(ended));
+    t_fs_abandon(&t);
+    csim_power_on(t.sim);
+    rc = t_fs_mount(&t);
+    CHECK(rc == 0 || rc == CAIRN_ERR_ROFS, "%s: writable mount after %u appends: %s", label,
+          synced, t_errname(rc));
+    t_fs_abandon(&t);
+    if (rc == 0 || rc == CAIRN_ERR_ROFS)
+        first = read_only_view(&t, synced, label);
+    for (k = 0; rc == CAIRN_ERR_ROFS && k < 8; k++) {
+        rofs++;
+        csim_power_on(t.sim);
+        csim_cut_at(t.sim, k, k % 2u ? CSIM_TEAR_EMPTY : CSIM_TEAR_PREFIX);
+        rc = t_fs_mount(&t);
+        csim_cut_cancel(t.sim);
+        CHECK(rc == CAIRN_ERR_ROFS || (rc != 0 && !csim_powered(t.sim)),
+              "%s: writable mount %u: %s", label, k, t_errname(rc));
+        t_fs_abandon(&t);
+        again = read_only_view(&t, synced, label);
+        CHECK(again == first, "%s: read-only mount %u shows %ld bytes of /log, the first %ld",
+              label, k, (long)again, (long)first);
+        if (rc != CAIRN_ERR_ROFS)
+            rc = CAIRN_ERR_ROFS; /* cut: the next try */
+    }
+    rofs_mounts += rofs;
+    printf("  %s: %u appends, then %s; writable mounts answering ROFS %u; read-only /log %ld "
+           "bytes\n",
+           label, synced, ended ? t_errname(ended) : "none failed", rofs, (long)first);
     t_fs_free(&t);
 }
 
@@ -1418,6 +1564,12 @@ int main(int argc, char **argv)
         format_failing_anchor(&geos[i], 3, seed + i);
         if (strncmp(geos[i].model, "nand", 4) == 0)
             worn_other_anchor(&geos[i], seed + i);
+        both_anchors_fail(&geos[i], 0, 0, seed + i);
+        both_anchors_fail(&geos[i], 0, 2, seed + i);
+        both_anchors_fail(&geos[i], 8192, 0, seed + i);
+        both_anchors_fail(&geos[i], 65536, 0, seed + i);
     }
+    CHECK(rofs_mounts > 0, "both anchors fail: some writable mount answered ROFS (%u)",
+          rofs_mounts);
     return t_summary("test_anchor");
 }
