@@ -169,9 +169,9 @@ int cairn_format(cairn *fs, const struct cairn_config *cfg);
  * freed), which is how a simulated power cut is followed; unmount first
  * otherwise. Every other call on a context that format, unmount or a failed
  * mount left returns CAIRN_ERR_INVAL. CAIRN_ERR_ROFS from a writable mount:
- * the volume can no longer be written (both checkpoint areas failed, a
- * worn-out chip); mounted with read_only set it still reads everything
- * synced before the failure. */
+ * the volume can no longer be written (its checkpoint areas failed, or
+ * worn-out blocks left it no room to recover: a worn-out chip); mounted
+ * with read_only set it still reads everything synced before. */
 int cairn_mount(cairn *fs, const struct cairn_config *cfg);
 /* Syncs every open file, writes a clean checkpoint and releases the context
  * (open handles are dropped). NOSPC: still mounted, nothing lost (see the
@@ -311,7 +311,10 @@ int cairn_removeattr(cairn *fs, const char *path, uint8_t type);
 
 /* Consistency check of the whole volume (reads everything reachable).
  * Returns 0 when clean, CAIRN_ERR_CORRUPT when it found problems (counted in
- * report, described by calling report_fn if not NULL), or another error. */
+ * report, described by calling report_fn if not NULL), or another error.
+ * On a writable mount it first writes the index nodes held in RAM, so that
+ * each segment's live pages can be counted; on a volume too full for that
+ * (and on a read-only mount) those counts are not compared. */
 struct cairn_check_report {
     uint32_t errors;
     uint32_t files;

@@ -329,9 +329,14 @@ int cairn_check(cairn *fs, struct cairn_check_report *report, cairn_check_fn rep
     c.prev_id = CN_NONE;
     c.prev_end = 0;
     c.count_only = 0;
-    /* every node gets its address first, so each is counted where it lives */
+    /* every node gets its address first, so each is counted where it lives;
+     * on a volume too full to write them the check goes on without the live
+     * counts (as on a read-only mount, whose replay leaves nodes dirty):
+     * before session 38 it answered NOSPC there (test_eol) */
     if (!fs->read_only)
         err = cn_flush_nodes(fs);
+    if (err == CAIRN_ERR_NOSPC)
+        err = 0;
     for (c.lo = fs->seg_base; c.lo < fs->seg_count && !err; c.lo += WINDOW) {
         memset(fs->recbuf, 0, CN_REC_MAX);
         err = cn_tree_walk(fs, count_node, &c);

@@ -131,11 +131,12 @@ static int anchor_failing(const cairn *fs, uint32_t a)
 }
 
 /* Can no checkpoint be written any more? Both anchors failed a program or
- * an erase, so nothing a write changes could be made durable; what the
- * newest checkpoint holds still reads (cairn_mount: CAIRN_ERR_ROFS). */
+ * an erase, or one did and the other has no slot left (next_slot said so),
+ * so nothing a write changes could be made durable; what the newest
+ * checkpoint holds still reads (cairn_mount: CAIRN_ERR_ROFS). */
 int cn_ckpt_unwritable(const cairn *fs)
 {
-    return anchor_failing(fs, 0) && anchor_failing(fs, 1);
+    return (anchor_failing(fs, 0) && anchor_failing(fs, 1)) || fs->ckpt_nowhere;
 }
 
 static uint32_t anchor_blocks(const cairn *fs)
@@ -377,8 +378,10 @@ static int next_slot(cairn *fs, uint32_t *anchor_out, uint32_t *slot_out)
         other = cur; /* format: the first checkpoint goes to slot 0 of the anchor it chose */
     if (anchor_failing(fs, other) && fs->anchor_new != CN_NONE && fs->anchor_old == CN_NONE)
         into_replacement(fs, other);
-    if (anchor_failing(fs, other))
+    if (anchor_failing(fs, other)) {
+        fs->ckpt_nowhere = 1;
         return CAIRN_ERR_IO; /* both anchors failed, or one failed and the other is full */
+    }
     CN_ASSERT(fs->ckpt_slot == CN_NONE || other != fs->ckpt_anchor);
     *anchor_out = other;
     *slot_out = 0;

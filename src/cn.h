@@ -427,6 +427,10 @@ struct cairn {
      * cleared, by a delete refused for room (anchor.c); handing it out
      * ends the loan and its claim to be durably free (seg.c cn_seg_alloc). */
     uint8_t standby_lent;
+    /* The last checkpoint found no slot: both anchors failing, or one
+     * failing and the other full (ckpt.c next_slot); a writable mount that
+     * fails so answers ROFS (fs.c mount_by). */
+    uint8_t ckpt_nowhere;
 };
 
 /* device.c */

@@ -385,11 +385,15 @@ static int setup_by(cairn *fs, const struct cairn_config *cfg, enum cn_pick rule
 }
 
 /* The anchors are the first two good segments: mount finds them with a bad
- * block query or two, and factory-bad blocks at the start cost nothing more. */
+ * block query or two, and factory-bad blocks at the start cost nothing more.
+ * Anywhere on the device: a failing anchor's replacement may be any later
+ * segment, and a search among the first 16 (until session 38) lost the
+ * anchors of a worn-out NAND volume that had replaced them 14 times; no
+ * mount found them again, read-only included (test_eol). */
 static int find_anchors(cairn *fs)
 {
     uint32_t s, n = 0;
-    for (s = 0; s < fs->seg_count && n < 2 && s < 16; s++)
+    for (s = 0; s < fs->seg_count && n < 2; s++)
         if (cn_seg_good(fs, s))
             fs->anchor[n++] = s;
     if (n < 2)
@@ -564,7 +568,7 @@ static int clear_dividing_anchors(cairn *fs, const struct cairn_config *cfg, uin
         return 0;
     bpl = old.seg_pages / ppb;
     for (turn = 0; turn < 4u && !err; turn++)
-        for (s = 0, n = 0; s < old.seg_count && s < 16u && n < 2u && !err; s++)
+        for (s = 0, n = 0; s < old.seg_count && n < 2u && !err; s++)
             if (blocks_good(fs, s * bpl, bpl)) {
                 n++;
                 err = clear_places(fs, &old, s, turn, lo, hi);
@@ -870,12 +874,16 @@ static int mount_by(cairn *fs, const struct cairn_config *cfg, enum cn_pick rule
         if (!err)
             cn_state_check(fs);
     }
-    /* Both anchors failed while this mount wrote (a recovery's or a
-     * replacement's checkpoint): no change can be made durable, but the
-     * newest checkpoint and the journal before it read. Say so, as a
-     * writable mount of a write-protected disk does (EROFS), rather than
-     * IO: a read-only mount then reads every file (DESIGN.md "Anchors"). */
-    if (err == CAIRN_ERR_IO && *found && !fs->read_only && cn_ckpt_unwritable(fs))
+    /* No checkpoint could be written while this mount wrote (a recovery's
+     * or a replacement's: both anchors failing, or one and the other
+     * full), or worn-out segments left a recovery no room: no change can be
+     * made durable, and no remove can make room without one. The newest
+     * checkpoint and the journal after it still read. Say so, as a writable
+     * mount of a write-protected disk does (EROFS), rather than IO or
+     * NOSPC: a read-only mount then reads every file (DESIGN.md "Anchors",
+     * test_eol). */
+    if (*found && !fs->read_only &&
+        (err == CAIRN_ERR_NOSPC || (err == CAIRN_ERR_IO && cn_ckpt_unwritable(fs))))
         err = CAIRN_ERR_ROFS;
     if (err)
         teardown(fs);

@@ -490,8 +490,8 @@ int vol_mount(struct vol *v, int read_only)
     }
     err = cairn_mount(v->fs, &v->cfg);
     if (err == CAIRN_ERR_ROFS && !read_only)
-        return fail(v, "mount: %s (%s): the volume can no longer be written (both checkpoint "
-                       "areas failed); its files still read through a read-only mount",
+        return fail(v, "mount: %s (%s): the volume can no longer be written (a worn-out "
+                       "chip); its files still read through a read-only mount",
                     cairn_errname(err), cairn_strerror(err));
     if (err)
         return cairn_fail(v, "mount", err);

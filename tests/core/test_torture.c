@@ -2340,63 +2340,67 @@ static const struct regress_run {
     uint32_t falloc, ring; /* --falloc P, --ring P */
     uint32_t aged;         /* --aged P */
     unsigned kinds;        /* --kinds as a mask (kind_names); 0: all */
+    int vary;              /* --vary */
 } regress_runs[] = {
-    {"smallest", 11, 14, "failing anchor: mount resumes its replacement", 0, 0, 0, 0, 0, 0, 0},
-    {"smallest", 1028, 1, "format refuses bad blocks that leave too few segments", 0, 0, 0, 0, 0, 0, 0},
-    {"nor-w25q128-b4", 9, 18, "failing anchor in a brown-out loop: pre-erase, 16+ slots", 0, 0, 0, 0, 0, 0, 0},
-    {"nor-w25q128-b4", 4, 5, "claimed-erased anchor after a cut erase: read back", 0, 0, 0, 0, 0, 0, 0},
-    {"nor-w25q128-b4", 31, 342, "bounded step NOSPC no longer skips the hard path", 0, 0, 0, 0, 0, 0, 0},
-    {"nor-w25q128-b4", 32, 476, "an extent record may use GC's floor", 0, 0, 0, 0, 0, 0, 0},
-    {"nor-w25q128-b4", 17, 1000, "GC at its floor squeezes a cheap victim", 0, 0, 0, 0, 0, 0, 0},
-    {"nor-w25q128-b4", 19, 1000, "recovery squeezes into its last segment", 0, 0, 0, 0, 0, 0, 0},
-    {"nor-w25q128-b16", 3, 970, "sync NOSPC at 37%", 0, 0, 0, 0, 0, 0, 0},
-    {"nor-w25q128-b16", 9, 1000, "removes refused on a full volume", 0, 0, 0, 0, 0, 0, 0},
-    {"nand-4k", 11, 15, "failing anchor on NAND", 0, 0, 0, 0, 0, 0, 0},
-    {"smallest", 2, 503, "weak cells in the current anchor: the other anchor is next", 0, 0, 0, 0, 0, 0, 0},
+    {"smallest", 11, 14, "failing anchor: mount resumes its replacement", 0, 0, 0, 0, 0, 0, 0, 0},
+    {"smallest", 1028, 1, "format refuses bad blocks that leave too few segments", 0, 0, 0, 0, 0, 0, 0, 0},
+    {"nor-w25q128-b4", 9, 18, "failing anchor in a brown-out loop: pre-erase, 16+ slots", 0, 0, 0, 0, 0, 0, 0, 0},
+    {"nor-w25q128-b4", 4, 5, "claimed-erased anchor after a cut erase: read back", 0, 0, 0, 0, 0, 0, 0, 0},
+    {"nor-w25q128-b4", 31, 342, "bounded step NOSPC no longer skips the hard path", 0, 0, 0, 0, 0, 0, 0, 0},
+    {"nor-w25q128-b4", 32, 476, "an extent record may use GC's floor", 0, 0, 0, 0, 0, 0, 0, 0},
+    {"nor-w25q128-b4", 17, 1000, "GC at its floor squeezes a cheap victim", 0, 0, 0, 0, 0, 0, 0, 0},
+    {"nor-w25q128-b4", 19, 1000, "recovery squeezes into its last segment", 0, 0, 0, 0, 0, 0, 0, 0},
+    {"nor-w25q128-b16", 3, 970, "sync NOSPC at 37%", 0, 0, 0, 0, 0, 0, 0, 0},
+    {"nor-w25q128-b16", 9, 1000, "removes refused on a full volume", 0, 0, 0, 0, 0, 0, 0, 0},
+    {"nand-4k", 11, 15, "failing anchor on NAND", 0, 0, 0, 0, 0, 0, 0, 0},
+    {"smallest", 2, 503, "weak cells in the current anchor: the other anchor is next", 0, 0, 0, 0, 0, 0, 0, 0},
     {"nor-w25q128-b4", 103, 1000, "dead = what a checkpoint frees (mount NOSPC); "
-                                  "healthy anchor full: the checkpoint goes into R", 0, 0, 0, 0, 0, 0, 0},
-    {"nand-dhara", 10, 25, "no claimed-erased anchors on NAND (NOP)", 0, 0, 0, 0, 0, 0, 0},
+                                  "healthy anchor full: the checkpoint goes into R", 0, 0, 0, 0, 0, 0, 0, 0},
+    {"nand-dhara", 10, 25, "no claimed-erased anchors on NAND (NOP)", 0, 0, 0, 0, 0, 0, 0, 0},
     {"nor-w25q128-b4", 138, 499, "a recovery keeps the floors once its own checkpoint "
-                                 "landed (mount NOSPC for good)", 0, 0, 0, 0, 0, 0, 0},
+                                 "landed (mount NOSPC for good)", 0, 0, 0, 0, 0, 0, 0, 0},
     {"nor-w25q128-b4", 320, 1000, "a recovery's GC commits after a victim, not before: "
-                                  "mount at 1 free, removes refused for good", 0, 0, 0, 0, 0, 0, 0},
+                                  "mount at 1 free, removes refused for good", 0, 0, 0, 0, 0, 0, 0, 0},
     {"nand-dhara", 8011, 226, "a recovery's first checkpoint into the other anchor, erased: "
-                              "a cut recovery left its slot torn (mount IO for good)", 0, 0, 0, 0, 0, 0, 0},
+                              "a cut recovery left its slot torn (mount IO for good)", 0, 0, 0, 0, 0, 0, 0, 0},
     {"nor-m25p16", 508, 1, "an idle call's victim freed and refilled: the walk ends "
-                           "(write CORRUPT)", 1, 5, 0, 0, 0, 0, 0},
+                           "(write CORRUPT)", 1, 5, 0, 0, 0, 0, 0, 0},
     {"nor-w25q128-b4", 20000, 387, "a victim freed by a commit inside GC's walk: the step "
-                                   "ends (its node flush took it: write CORRUPT)", 0, 0, 90, 0, 0, 0, 0},
+                                   "ends (its node flush took it: write CORRUPT)", 0, 0, 90, 0, 0, 0, 0, 0},
     {"nor-w25q128-b4", 20011, 305, "a growing truncate collects and tries again, as a write "
-                                   "(NOSPC at 34% full)", 0, 0, 90, 0, 0, 0, 0},
+                                   "(NOSPC at 34% full)", 0, 0, 90, 0, 0, 0, 0, 0},
     {"nor-w25q128-b4", 21006, 175, "a truncate's record refused for room collects and tries "
                                    "again; steps skip victims that do not fit (NOSPC at 31%)",
-     0, 0, 90, 0, 0, 0, 0},
+     0, 0, 90, 0, 0, 0, 0, 0},
     {"nor-w25q128-b16", 22003, 92, "a close's tail page load flushes the buffer: collect and "
-                                   "try again (NOSPC at 36%, 1.5 MB free)", 0, 0, 90, 0, 0, 0, 0},
+                                   "try again (NOSPC at 36%, 1.5 MB free)", 0, 0, 90, 0, 0, 0, 0, 0},
     {"smallest", 3105, 14, "R6 counts the open files' promises (ring_create NOSPC at "
-                           "\"20%\" with two thirds promised)", 1, 0, 30, 20, 40, 0, 0},
+                           "\"20%\" with two thirds promised)", 1, 0, 30, 20, 40, 0, 0, 0},
     {"smallest", 61007, 1610, "the view tells rings from plain files (an empty plain file "
-                              "matched a ring just created)", 0, 0, 30, 20, 30, 0, 0},
+                              "matched a ring just created)", 0, 0, 30, 20, 30, 0, 0, 0},
     {"nor-w25q128-b4", 72001, 30, "a recovery's cold head leaves the last segment to the "
                                   "metadata head (a failed erase took one: mount NOSPC for good)",
-     1, 0, 60, 0, 0, 0, 0},
+     1, 0, 60, 0, 0, 0, 0, 0},
     {"smallest", 79009, 1673, "the view tells rings of other capacities apart (an empty ring "
-                              "matched the state of one created after it)", 0, 0, 30, 20, 30, 0, 0},
+                              "matched the state of one created after it)", 0, 0, 30, 20, 30, 0, 0, 0},
     {"nor-w25q128-b4", 241009, 4, "a partial run's recovery switches at the switch slot: a "
                                   "failing anchor 1 found at the run's end left no slot for "
-                                  "its replacement (mount IO for good)", 1, 0, 0, 0, 0, 40, 0x1Eu},
+                                  "its replacement (mount IO for good)", 1, 0, 0, 0, 0, 40, 0x1Eu, 0},
     {"nand-4k", 245031, 4, "a write past the end collects when the flush of its old tail page "
-                           "meets the reserve (NOSPC at 30%)", 1, 0, 0, 0, 0, 40, 0x1Eu},
+                           "meets the reserve (NOSPC at 30%)", 1, 0, 0, 0, 0, 40, 0x1Eu, 0},
     {"nand-dhara", 245197, 32, "a checkpoint retried in the other anchor with the same seq: the "
                                "mount walks that anchor (it loaded the failed copy and lost "
-                               "data the replacement held)", 1, 0, 0, 0, 0, 40, 0x1Eu},
+                               "data the replacement held)", 1, 0, 0, 0, 0, 40, 0x1Eu, 0},
     {"nand-4k", 244092, 1, "the other anchor worn at a session's first checkpoint: the NAND "
                            "standby takes it (the current anchor's next slot, cut empty, was "
                            "refused at every later mount: mount IO for good)", 1, 0, 0, 0, 0,
-     40, 0x1Eu},
+     40, 0x1Eu, 0},
     {"random", 334045, 10, "a recovery at 1 free after its commit collects into the head's "
                            "room; a squeeze may take the last segment (NAND 50 blocks, an "
-                           "anchor retired: every remove NOSPC for good)", 1, 0, 0, 0, 0, 30, 0},
+                           "anchor retired: every remove NOSPC for good)", 1, 0, 0, 0, 0, 30, 0, 0},
+    {"random", 383474, 25, "a promise inside the file's last page holds the margin (a write "
+                           "inside it NOSPC; NOR 64 blocks of 4 KiB in 16 segments)", 1, 10, 30,
+     20, 20, 50, 0, 1},
 };
 
 /* Every entry, or (part P of N: --regress P/N) entries P, P+N, ... */
@@ -2417,6 +2421,7 @@ static int run_regress(uint32_t part, uint32_t parts)
         opt_ring = rr->ring;
         opt_aged = rr->aged;
         opt_kinds = rr->kinds ? rr->kinds : 0x1Fu;
+        opt_vary = rr->vary;
         for (gi = 0; gi < N_GEOS; gi++)
             if (strcmp(geos[gi].name, rr->geo) == 0)
                 out = do_run(&geos[gi], rr->seed, rr->cuts, &st);
