@@ -813,6 +813,7 @@ static int ck_landed(cairn *fs, uint32_t anchor, uint32_t slot, uint32_t seq, in
     if (fs->ckpt_partial != 0 && !partial(fs, anchor))
         fs->ckpt_partial = 0; /* a switch ends the run: the anchor left behind is
                                  erased whole (start_erase) */
+    fs->ckpt_nowhere = 0; /* a slot was found after all (a replacement) */
     fs->ckpt_anchor = anchor;
     fs->ckpt_slot = slot;
     fs->ckpt_seq = seq;
