@@ -80,11 +80,14 @@ static void image_seed(const char *dir, int medium, int ending, const char *name
     fz_vol_free(&v);
 }
 
-/* A file whose map holds an EXTENT of 0 pages past its end, and an ORPHAN
- * mark on it: mount finishes the orphan's trim with an unlimited budget, and
- * before the extents were validated that trim made no progress (mount never
- * returned). */
-static void orphan_hang(const char *dir)
+/* A file whose map holds an EXTENT of 0 pages past its end; with `orphan`
+ * also an ORPHAN mark on it. With the mark, mount finishes the orphan's trim
+ * with an unlimited budget, and before the extents were validated that trim
+ * made no progress (mount never returned); without it, the walk's truncate
+ * and remove looped the same way in cut_range (the fuzzer's first find,
+ * 2026-11-23; remade here since session 39, when the image it found had long
+ * stopped mounting: its checkpoint version was no longer read). */
+static void extent_hang(const char *dir, int orphan, const char *name)
 {
     struct fz_vol v;
     struct cairn_info info;
@@ -101,12 +104,12 @@ static void orphan_hang(const char *dir)
     cn_put32(val, e.phys);
     cn_put32(val + 4, 0); /* no pages */
     if (cn_tree_put(v.fs, cn_key(info.id, CN_K_EXTENT, 40), val, 8) != 0 ||
-        cn_tree_put(v.fs, cn_key(0, CN_K_ORPHAN, info.id), "", 0) != 0 ||
+        (orphan && cn_tree_put(v.fs, cn_key(0, CN_K_ORPHAN, info.id), "", 0) != 0) ||
         cairn_unmount(v.fs) != 0)
-        fz_fail("seed: crafting the orphan");
+        fz_fail("seed: crafting the 0-page extent");
     out[0] = FZ_NOR;
     n = fz_image_save(&v, out + 1, sizeof out - 1);
-    save(dir, "hang-mount-orphan-extent-count0", out, n + 1);
+    save(dir, name, out, n + 1);
     fz_vol_free(&v);
 }
 
@@ -123,8 +126,14 @@ static void shared_children(const char *dir)
     uint32_t np, seg, lv, i, ck, base, ps;
     size_t n;
     if (fz_vol_new(&v, FZ_NOR, 1) != 0 || cairn_format(v.fs, &v.cfg) != 0 ||
-        cairn_mount(v.fs, &v.cfg) != 0 || cairn_unmount(v.fs) != 0)
+        cairn_mount(v.fs, &v.cfg) != 0)
         fz_fail("seed: format");
+    /* a written volume: one never written has no tree (and no journal) for
+     * the checkpoint to name, and a root patched into it is refused whole
+     * (since disk version 5, when format stopped writing them) */
+    put_file(v.fs, "/s", 100, 's');
+    if (cairn_unmount(v.fs) != 0)
+        fz_fail("seed: unmount");
     v.cfg.read_only = 1; /* where the newest checkpoint is, without writing */
     if (cairn_mount(v.fs, &v.cfg) != 0)
         fz_fail("seed: mount");
@@ -190,7 +199,8 @@ int main(int argc, char **argv)
     save(dir, "cut", ops_cut, sizeof ops_cut);
     save(dir, "nand-cut", ops_nand, sizeof ops_nand);
     snprintf(dir, sizeof dir, "%s/../regress/image", argv[1]);
-    orphan_hang(dir);
+    extent_hang(dir, 1, "hang-mount-orphan-extent-count0");
+    extent_hang(dir, 0, "hang-trim-extent-count0");
     shared_children(dir);
     return 0;
 }
