@@ -80,6 +80,53 @@ static void image_seed(const char *dir, int medium, int ending, const char *name
     fz_vol_free(&v);
 }
 
+/* A tree of more than one level (session 39: the other seeds' trees are one
+ * leaf, so internal nodes reached the parsers only as mutations): files with
+ * long names in two directories, and a file overwritten page by page in a
+ * scattered order so that its map holds many one-page extents. Left with a
+ * journal to replay when `journal`, else cleanly unmounted. Small enough for
+ * make fuzz's -max_len (65,536 bytes): NAND's files are 10 bytes each. */
+static void tree_seed(const char *dir, int medium, int journal, const char *name)
+{
+    struct fz_vol v;
+    static uint8_t out[1u << 20];
+    uint8_t page[256];
+    char path[300];
+    size_t n;
+    uint32_t i;
+    int fd;
+    if (fz_vol_new(&v, medium, 1) != 0 || cairn_format(v.fs, &v.cfg) != 0 ||
+        cairn_mount(v.fs, &v.cfg) != 0 || cairn_mkdir(v.fs, "/p") != 0 ||
+        cairn_mkdir(v.fs, "/q") != 0)
+        fz_fail("seed: format");
+    for (i = 0; i < (medium == FZ_NAND ? 30u : 40u); i++) {
+        snprintf(path, sizeof path, "/%c/%03u-%s", i % 2 ? 'p' : 'q', (unsigned)i,
+                 "a-name-long-enough-to-fill-a-leaf-with-few-entries-of-the-directory");
+        put_file(v.fs, path, medium == FZ_NAND ? 10u : 10u + i * 7u, (uint8_t)i);
+    }
+    put_file(v.fs, "/frag", 24 * 256, 'f');
+    fd = cairn_open(v.fs, "/frag", CAIRN_O_RDWR);
+    for (i = 0; fd >= 0 && i < 24; i++) {
+        memset(page, (int)i, sizeof page);
+        if (cairn_seek(v.fs, fd, (int32_t)(((i * 7u) % 24u) * 256u), CAIRN_SEEK_SET) < 0 ||
+            cairn_write(v.fs, fd, page, sizeof page) != (int32_t)sizeof page ||
+            cairn_file_sync(v.fs, fd) != 0)
+            fz_fail("seed: overwriting /frag");
+    }
+    if (fd < 0 || cairn_close(v.fs, fd) != 0)
+        fz_fail("seed: /frag");
+    if (v.fs->height < 2)
+        fz_fail("seed: %s: the tree has one level", name);
+    if (journal ? cairn_sync(v.fs) != 0 : cairn_unmount(v.fs) != 0)
+        fz_fail("seed: ending %s", name);
+    out[0] = (uint8_t)medium;
+    n = fz_image_save(&v, out + 1, sizeof out - 1);
+    if (n == 0)
+        fz_fail("seed: image too big");
+    save(dir, name, out, n + 1);
+    fz_vol_free(&v);
+}
+
 /* A file whose map holds an EXTENT of 0 pages past its end; with `orphan`
  * also an ORPHAN mark on it. With the mark, mount finishes the orphan's trim
  * with an unlimited budget, and before the extents were validated that trim
@@ -194,6 +241,8 @@ int main(int argc, char **argv)
     image_seed(dir, FZ_NOR, ORPHAN, "nor-orphan");
     image_seed(dir, FZ_NAND, CLEAN, "nand-clean");
     image_seed(dir, FZ_NAND, JOURNAL, "nand-journal");
+    tree_seed(dir, FZ_NOR, 0, "nor-tree");
+    tree_seed(dir, FZ_NAND, 1, "nand-tree-journal");
     snprintf(dir, sizeof dir, "%s/ops", argv[1]);
     save(dir, "plain", ops_plain, sizeof ops_plain);
     save(dir, "cut", ops_cut, sizeof ops_cut);
