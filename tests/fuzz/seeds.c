@@ -40,11 +40,23 @@ static void save(const char *dir, const char *name, const uint8_t *data, size_t 
     printf("%s: %zu bytes\n", path, n);
 }
 
+/* Writes the volume as an image input (its first byte the medium) and
+ * frees it. */
+static void save_image(const char *dir, const char *name, struct fz_vol *v, int medium)
+{
+    static uint8_t out[1u << 20];
+    size_t n;
+    out[0] = (uint8_t)medium;
+    n = fz_image_save(v, out + 1, sizeof out - 1);
+    if (n == 0)
+        fz_fail("seed: %s: image too big", name);
+    save(dir, name, out, n + 1);
+    fz_vol_free(v);
+}
+
 static void image_seed(const char *dir, int medium, int ending, const char *name)
 {
     struct fz_vol v;
-    static uint8_t out[1u << 20];
-    size_t n;
     cairn *fs;
     if (fz_vol_new(&v, medium, 1) != 0 || cairn_format(v.fs, &v.cfg) != 0 ||
         cairn_mount(v.fs, &v.cfg) != 0)
@@ -72,12 +84,7 @@ static void image_seed(const char *dir, int medium, int ending, const char *name
     } else if (cairn_sync(fs) != 0) {
         fz_fail("seed: sync");
     }
-    out[0] = (uint8_t)medium;
-    n = fz_image_save(&v, out + 1, sizeof out - 1);
-    if (n == 0)
-        fz_fail("seed: image too big");
-    save(dir, name, out, n + 1);
-    fz_vol_free(&v);
+    save_image(dir, name, &v, medium);
 }
 
 /* A tree of more than one level (session 39: the other seeds' trees are one
@@ -89,10 +96,8 @@ static void image_seed(const char *dir, int medium, int ending, const char *name
 static void tree_seed(const char *dir, int medium, int journal, const char *name)
 {
     struct fz_vol v;
-    static uint8_t out[1u << 20];
     uint8_t page[256];
     char path[300];
-    size_t n;
     uint32_t i;
     int fd;
     if (fz_vol_new(&v, medium, 1) != 0 || cairn_format(v.fs, &v.cfg) != 0 ||
@@ -119,12 +124,7 @@ static void tree_seed(const char *dir, int medium, int journal, const char *name
         fz_fail("seed: %s: the tree has one level", name);
     if (journal ? cairn_sync(v.fs) != 0 : cairn_unmount(v.fs) != 0)
         fz_fail("seed: ending %s", name);
-    out[0] = (uint8_t)medium;
-    n = fz_image_save(&v, out + 1, sizeof out - 1);
-    if (n == 0)
-        fz_fail("seed: image too big");
-    save(dir, name, out, n + 1);
-    fz_vol_free(&v);
+    save_image(dir, name, &v, medium);
 }
 
 /* A file whose map holds an EXTENT of 0 pages past its end; with `orphan`
@@ -138,10 +138,8 @@ static void extent_hang(const char *dir, int orphan, const char *name)
 {
     struct fz_vol v;
     struct cairn_info info;
-    static uint8_t out[1u << 20];
     uint8_t val[8];
     struct cn_ext e;
-    size_t n;
     if (fz_vol_new(&v, FZ_NOR, 1) != 0 || cairn_format(v.fs, &v.cfg) != 0 ||
         cairn_mount(v.fs, &v.cfg) != 0)
         fz_fail("seed: format");
@@ -154,10 +152,7 @@ static void extent_hang(const char *dir, int orphan, const char *name)
         (orphan && cn_tree_put(v.fs, cn_key(0, CN_K_ORPHAN, info.id), "", 0) != 0) ||
         cairn_unmount(v.fs) != 0)
         fz_fail("seed: crafting the 0-page extent");
-    out[0] = FZ_NOR;
-    n = fz_image_save(&v, out + 1, sizeof out - 1);
-    save(dir, name, out, n + 1);
-    fz_vol_free(&v);
+    save_image(dir, name, &v, FZ_NOR);
 }
 
 /* A tree of 5 levels whose internal nodes have all their 84 children at one
@@ -168,10 +163,8 @@ static void extent_hang(const char *dir, int orphan, const char *name)
 static void shared_children(const char *dir)
 {
     struct fz_vol v;
-    static uint8_t out[1u << 20];
     uint8_t page[1024], node[1024];
     uint32_t np, seg, lv, i, ck, base, ps;
-    size_t n;
     if (fz_vol_new(&v, FZ_NOR, 1) != 0 || cairn_format(v.fs, &v.cfg) != 0 ||
         cairn_mount(v.fs, &v.cfg) != 0)
         fz_fail("seed: format");
@@ -215,10 +208,7 @@ static void shared_children(const char *dir)
         cn_put32(page + CN_CK_O_HEIGHT, 5);
         csim_poke(v.sim, ck + i, page, NULL);
     }
-    out[0] = FZ_NOR;
-    n = fz_image_save(&v, out + 1, sizeof out - 1);
-    save(dir, "hang-check-shared-children", out, n + 1);
-    fz_vol_free(&v);
+    save_image(dir, "hang-check-shared-children", &v, FZ_NOR);
 }
 
 int main(int argc, char **argv)
