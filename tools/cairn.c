@@ -145,6 +145,21 @@ static char *vpath(const char *p)
     return s;
 }
 
+/* vpath, keeping a trailing '/' the user typed: it says "a directory" (as
+ * cp and mv read it), and the core answers for it by the POSIX rules
+ * (NOTDIR for a file, ISDIR for a file to create). Before session 39 the
+ * tool dropped it: `put f /new/` made a file /new. */
+static char *vpath_typed(const char *p)
+{
+    char *s = vpath(p);
+    size_t n = s ? strlen(s) : 0, t = strlen(p);
+    if (s && n > 1 && t > 0 && p[t - 1] == '/') {
+        s[n] = '/';
+        s[n + 1] = '\0';
+    }
+    return s;
+}
+
 static char *join(const char *dir, const char *name)
 {
     size_t a = strlen(dir), b = strlen(name);
@@ -767,7 +782,7 @@ static int cmd_put(struct args *a)
     buf = (uint8_t *)malloc(COPY_CHUNK);
     memset(&st, 0, sizeof st);
     if (a->npos > 2) {
-        dst = vpath(a->pos[2]);
+        dst = vpath_typed(a->pos[2]);
         /* into an existing directory: under the source's name */
         if (dst && cairn_stat(v.fs, dst, &info) == 0 && info.type == CAIRN_TYPE_DIR &&
             strcmp(src, "-") != 0) {
@@ -900,8 +915,8 @@ static int cmd_mv(struct args *a)
         return EXIT_ERROR;
     if (open_mounted(a, &v, a->pos[0], 0) < 0)
         return EXIT_ERROR;
-    from = vpath(a->pos[1]);
-    to = vpath(a->pos[2]);
+    from = vpath_typed(a->pos[1]);
+    to = vpath_typed(a->pos[2]);
     if (from && to && strcmp(from, to) != 0 && cairn_stat(v.fs, to, &info) == 0 &&
         info.type == CAIRN_TYPE_DIR) {
         char *name = last_name(from), *t = name ? join(to, name) : NULL;

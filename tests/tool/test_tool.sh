@@ -202,6 +202,16 @@ geometry() {
     expect "$name: put into an existing directory" 0
     run ls "$img" /new
     expect_out "$name: put into a directory keeps the name" 0 "^one_page$"
+    # a trailing '/' says "a directory" (cp, mv): before session 39 the tool
+    # dropped it and `put f /nodir/` made a file /nodir
+    run put "$img" src/one_page /nodir/
+    expect_err "$name: put to a missing directory 'name/': exit 2" 2 "is a directory"
+    run ls "$img" /nodir
+    expect_err "$name: ... and nothing made" 2 "no such file"
+    run put "$img" src/one_page /new/
+    expect "$name: put into an existing directory 'name/'" 0
+    run mv "$img" /new/one_page/ /elsewhere
+    expect_err "$name: mv of a file named 'name/': exit 2" 2 "not a directory"
     run put "$img" src/deep /deepcopy
     expect "$name: put a directory recursively" 0
     rm -rf got_dir
