@@ -682,7 +682,7 @@ static int cmd_ls(struct args *a)
         return EXIT_ERROR;
     if (open_mounted(a, &v, a->pos[0], 1) < 0)
         return EXIT_ERROR;
-    path = vpath(a->npos > 1 ? a->pos[1] : "/");
+    path = vpath_typed(a->npos > 1 ? a->pos[1] : "/");
     err = path ? cairn_stat(v.fs, path, &info) : CAIRN_ERR_NOSPC;
     if (err) {
         rc = cerr("ls", a->npos > 1 ? a->pos[1] : "/", err);
@@ -709,7 +709,7 @@ static int cmd_cat(struct args *a)
     buf = (uint8_t *)malloc(COPY_CHUNK);
     memset(&st, 0, sizeof st);
     for (i = 1; i < a->npos && rc == EXIT_OK && buf; i++) {
-        char *p = vpath(a->pos[i]);
+        char *p = vpath_typed(a->pos[i]);
         rc = p ? get_file(v.fs, p, STDOUT_FILENO, "stdout", buf, &st) : EXIT_ERROR;
         free(p);
     }
@@ -732,7 +732,7 @@ static int cmd_get(struct args *a)
         return EXIT_ERROR;
     if (open_mounted(a, &v, a->pos[0], 1) < 0)
         return EXIT_ERROR;
-    src = vpath(a->pos[1]);
+    src = vpath_typed(a->pos[1]);
     buf = (uint8_t *)malloc(COPY_CHUNK);
     memset(&st, 0, sizeof st);
     if (src == NULL || buf == NULL) {
@@ -848,7 +848,7 @@ static int cmd_rm(struct args *a)
     if (open_mounted(a, &v, a->pos[0], 0) < 0)
         return EXIT_ERROR;
     for (i = 1; i < a->npos && rc == EXIT_OK; i++) {
-        char *p = vpath(a->pos[i]);
+        char *p = vpath_typed(a->pos[i]);
         int err;
         if (p == NULL)
             rc = EXIT_ERROR;

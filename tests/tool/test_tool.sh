@@ -212,6 +212,12 @@ geometry() {
     expect "$name: put into an existing directory 'name/'" 0
     run mv "$img" /new/one_page/ /elsewhere
     expect_err "$name: mv of a file named 'name/': exit 2" 2 "not a directory"
+    for c in cat ls rm; do
+        run $c "$img" /new/one_page/
+        expect_err "$name: $c of a file named 'name/': exit 2" 2 "not a directory"
+    done
+    run cat "$img" /new/one_page
+    expect "$name: ... and the file is still there" 0
     run put "$img" src/deep /deepcopy
     expect "$name: put a directory recursively" 0
     rm -rf got_dir
