@@ -146,9 +146,9 @@ static char *vpath(const char *p)
 }
 
 /* vpath, keeping a trailing '/' the user typed: it says "a directory" (as
- * cp and mv read it), and the core answers for it by the POSIX rules
- * (NOTDIR for a file, ISDIR for a file to create). Before session 39 the
- * tool dropped it: `put f /new/` made a file /new. */
+ * Linux reads it), and the core answers for it by the POSIX rules (NOTDIR
+ * for a file, ISDIR for a file to create). Before session 39 the tool
+ * dropped it: `put f /new/` made a file /new, `rm /file/` removed it. */
 static char *vpath_typed(const char *p)
 {
     char *s = vpath(p);
