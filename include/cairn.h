@@ -314,7 +314,9 @@ int cairn_removeattr(cairn *fs, const char *path, uint8_t type);
  * report, described by calling report_fn if not NULL), or another error.
  * On a writable mount it first writes the index nodes held in RAM, so that
  * each segment's live pages can be counted; on a volume too full for that
- * (and on a read-only mount) those counts are not compared. */
+ * (and on a read-only mount) those counts are not compared. report (when
+ * not NULL) is zeroed first, so after any error it holds zeros or what was
+ * counted before the error. */
 struct cairn_check_report {
     uint32_t errors;
     uint32_t files;

@@ -812,8 +812,13 @@ static int recover(cairn *fs)
 
 /* A failing anchor's replacement is made at mount, not at the first write:
  * a device in a brown-out loop may never get that far, and every session
- * that is cut spends slots of the healthy anchor, the only one left. Errors
- * are the next write's to report; the mount stands. */
+ * that is cut spends slots of the healthy anchor, the only one left. Running
+ * out of room is the next write's to report; the mount stands. Not when a
+ * step left the session broken (the first session of a volume never written
+ * could not write its tree, journal and checkpoint): every call would answer
+ * IO, reads too, so the mount fails instead (NOSPC becomes ROFS there, and a
+ * read-only mount reads the volume). Before session 39 such a mount
+ * returned 0 (fuzz_image, an unwritten volume whose anchor was failing). */
 static int replace_anchor_now(cairn *fs)
 {
     int err = cn_session_begin(fs);
@@ -824,6 +829,8 @@ static int replace_anchor_now(cairn *fs)
         err = cn_commit(fs); /* frees the replacement; the next checkpoint names it */
     if (!err && cn_anchor_pending(fs))
         err = cn_commit(fs);
+    if (err && fs->broken)
+        return err;
     return err == CAIRN_ERR_NOSPC ? 0 : err;
 }
 
