@@ -34,6 +34,7 @@ struct fz_vol {
     struct cairn_dev wrap; /* what the file system sees */
     struct cairn_dev *in;  /* the simulator's device */
     uint64_t ops;
+    uint32_t dev_errors; /* reads, programs, erases the device refused */
     struct cairn_config cfg;
     cairn *fs;
     void *mem;
