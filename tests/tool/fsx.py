@@ -42,7 +42,7 @@ def do_mount():
     global proc
     proc = subprocess.Popen([CAIRN, "mount", "-f", IMG, MNT],
                             stdout=subprocess.DEVNULL, stderr=open(IMG + ".mount.log", "a"))
-    for _ in range(500):
+    for _ in range(3000):  # 30 s: a loaded CI machine, a sanitizer build
         if mounted():
             return
         if proc.poll() is not None:
