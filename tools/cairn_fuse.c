@@ -426,6 +426,7 @@ static int rename_over_hidden(const char *from, const char *to)
 
 static int op_flush(const char *path, struct fuse_file_info *fi)
 {
+    struct cairn_info info;
     int err;
     begin_call();
     if (!(fi->fh & FH_WRITABLE))
@@ -436,7 +437,8 @@ static int op_flush(const char *path, struct fuse_file_info *fi)
     /* The close(2) of a file unlinked while open: its data is going away,
      * so a sync refused for room is no error to report (the handle keeps
      * the data for the file's other descriptors until the removal). */
-    if (err == CAIRN_ERR_NOSPC && path != NULL && is_unlinked(path))
+    if (err == CAIRN_ERR_NOSPC && path != NULL && is_unlinked(path) &&
+        cairn_stat(fs(), path, &info) == 0) /* (not where a failed rename left it) */
         return 0;
     return to_errno(err);
 }
