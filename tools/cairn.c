@@ -32,6 +32,7 @@
 #define EXIT_OK 0
 #define EXIT_PROBLEMS 1
 #define EXIT_ERROR 2
+#define PUT_FULL 3 /* inside put_file: an EXIT_ERROR for want of room */
 
 #define COPY_CHUNK (128u * 1024u)
 
@@ -251,12 +252,15 @@ struct copy_stats {
     uint64_t files, dirs, bytes, skipped;
 };
 
-static int put_file(cairn *fs, int in, const char *dst, struct copy_stats *st, uint8_t *buf)
+/* Writes the stream in into a new file at path, whole or not at all (a
+ * failure removes what it wrote); errors name it shown. */
+static int write_whole(cairn *fs, int in, const char *path, const char *shown,
+                       struct copy_stats *st, uint8_t *buf)
 {
-    int fd = cairn_open(fs, dst, CAIRN_O_WRONLY | CAIRN_O_CREAT | CAIRN_O_TRUNC), err;
+    int fd = cairn_open(fs, path, CAIRN_O_WRONLY | CAIRN_O_CREAT | CAIRN_O_TRUNC), err = 0;
     uint64_t total = 0;
     if (fd < 0)
-        return cerr("create", dst, fd);
+        return cerr("create", shown, fd);
     for (;;) {
         ssize_t n = read(in, buf, COPY_CHUNK);
         int32_t w;
@@ -264,43 +268,83 @@ static int put_file(cairn *fs, int in, const char *dst, struct copy_stats *st, u
             continue;
         if (n < 0) {
             errmsg("read: %s", strerror(errno));
-            cairn_remove(fs, dst);
-            cairn_close(fs, fd);
-            return EXIT_ERROR;
-        }
-        if (n == 0)
             break;
+        }
+        if (n == 0) {
+            err = cairn_close(fs, fd);
+            if (err == 0)
+                return EXIT_OK;
+            cerr("close", shown, err);
+            break;
+        }
         if (total + (uint64_t)n > 0x7FFFFFFFu) {
-            errmsg("%s: larger than a cairn file can be (2 GiB - 1 bytes)", dst);
-            cairn_remove(fs, dst);
-            cairn_close(fs, fd);
-            return EXIT_ERROR;
+            errmsg("%s: larger than a cairn file can be (2 GiB - 1 bytes)", shown);
+            break;
         }
         w = cairn_write(fs, fd, buf, (int32_t)n);
         if (w != (int32_t)n) {
             err = w < 0 ? w : CAIRN_ERR_NOSPC;
-            cerr("write", dst, err);
-            if (err == CAIRN_ERR_NOSPC)
-                errmsg("the volume is full (cairn info shows the space; a larger --size?)");
-            cairn_remove(fs, dst);
-            cairn_close(fs, fd);
-            return EXIT_ERROR;
+            cerr("write", shown, err);
+            break;
         }
         total += (uint64_t)n;
         st->bytes += (uint64_t)n;
         progress_update(st->bytes);
     }
-    err = cairn_close(fs, fd);
-    if (err) {
-        cerr("close", dst, err);
-        if (err == CAIRN_ERR_NOSPC) {
-            cairn_remove(fs, dst);
-            cairn_close(fs, fd);
-        }
+    cairn_remove(fs, path);
+    cairn_close(fs, fd); /* (its file removed: 0) */
+    return err == CAIRN_ERR_NOSPC ? PUT_FULL : EXIT_ERROR;
+}
+
+/* A name for a new file in dst's directory (malloc). */
+static char *name_beside(cairn *fs, const char *dst)
+{
+    struct cairn_info info;
+    const char *slash = strrchr(dst, '/');
+    size_t dir = slash ? (size_t)(slash - dst) + 1 : 0;
+    unsigned i;
+    char *s = (char *)malloc(dir + 32);
+    if (s == NULL)
+        return NULL;
+    memcpy(s, dst, dir);
+    for (i = 0; i < 1000; i++) {
+        snprintf(s + dir, 32, ".cairn-put-%u", i);
+        if (cairn_stat(fs, s, &info) == CAIRN_ERR_NOENT)
+            return s;
+    }
+    free(s);
+    return NULL;
+}
+
+/* A put of one file. An existing file is replaced by a rename once the new
+ * one is whole, so a put that fails leaves it as it was. Until session 40
+ * the put wrote over it (O_TRUNC) and removed what it had written when the
+ * volume filled: the file it was to replace was gone. */
+static int put_file(cairn *fs, int in, const char *dst, struct copy_stats *st, uint8_t *buf)
+{
+    struct cairn_info info;
+    char *tmp = NULL;
+    int rc, err;
+    if (cairn_stat(fs, dst, &info) == 0 && info.type == CAIRN_TYPE_FILE &&
+        (tmp = name_beside(fs, dst)) == NULL) {
+        errmsg("%s: no name free for its replacement", dst);
         return EXIT_ERROR;
     }
-    st->files++;
-    return EXIT_OK;
+    rc = write_whole(fs, in, tmp ? tmp : dst, dst, st, buf);
+    if (rc == EXIT_OK && tmp && (err = cairn_rename(fs, tmp, dst)) < 0) {
+        cerr("rename", dst, err);
+        cairn_remove(fs, tmp);
+        rc = err == CAIRN_ERR_NOSPC ? PUT_FULL : EXIT_ERROR;
+    }
+    if (rc == PUT_FULL && tmp)
+        errmsg("the volume is full: %s is as it was (its replacement must fit beside it: "
+               "cairn rm it first to make room)", dst);
+    else if (rc == PUT_FULL)
+        errmsg("the volume is full (cairn info shows the space; a larger --size?)");
+    free(tmp);
+    if (rc == EXIT_OK)
+        st->files++;
+    return rc == PUT_FULL ? EXIT_ERROR : rc;
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -583,7 +583,10 @@ class Image:
 
     def write_file(self, path, data, parents: bool = True) -> None:
         """Write a file (created or replaced), its directories made when
-        parents is true. Written in 128 KiB pieces, as the tool writes."""
+        parents is true. Written in 128 KiB pieces, as the tool writes, and
+        whole or not at all: an existing file is replaced by a rename once
+        the new one is written beside it, so an error (NoSpaceError on a
+        full volume) leaves it as it was."""
         names = _split_path(path)
         if not names:
             raise IsADirectoryError("write_file: '/' is a directory")
@@ -595,20 +598,58 @@ class Image:
         if len(data) > FILE_MAX:
             raise Error.from_code(Err.FBIG, "larger than a cairn file can be (2 GiB - 1 bytes)",
                                   op="write", path=_show(path))
-        with self._fs_for(True).open(path, O_WRONLY | O_CREAT | O_TRUNC) as f:
+
+        def write(f) -> None:
             for off in range(0, len(data), COPY_CHUNK):
                 f.write(data[off:off + COPY_CHUNK])
+        self._write_whole(path, write)
 
     def _put_host_file(self, src: bytes, path: bytes) -> None:
-        with open(src, "rb") as host, \
-                self._fs_for(True).open(path, O_WRONLY | O_CREAT | O_TRUNC) as f:
-            total = 0
-            while chunk := host.read(COPY_CHUNK):
-                total += len(chunk)
-                if total > FILE_MAX:
-                    raise Error.from_code(Err.FBIG, "larger than a cairn file can be "
-                                          "(2 GiB - 1 bytes)", op="write", path=_show(src))
-                f.write(chunk)
+        with open(src, "rb") as host:
+            def write(f) -> None:
+                total = 0
+                while chunk := host.read(COPY_CHUNK):
+                    total += len(chunk)
+                    if total > FILE_MAX:
+                        raise Error.from_code(Err.FBIG, "larger than a cairn file can be "
+                                              "(2 GiB - 1 bytes)", op="write", path=_show(src))
+                    f.write(chunk)
+            self._write_whole(path, write)
+
+    def _write_whole(self, path: bytes, write) -> None:
+        """A file at path written by write(f), whole or not at all, as the
+        tool's put: a failure removes what was written, and an existing file
+        is replaced by a rename once the new one is closed. (Until session 40
+        it was written over, and a replacement that did not fit left it cut
+        short.)"""
+        fs = self._fs_for(True)
+        target = path
+        try:
+            if fs.stat(path).is_file:
+                target = _name_beside(fs, path)
+        except FileNotFoundError:
+            pass
+        f = fs.open(target, O_WRONLY | O_CREAT | O_TRUNC)
+        try:
+            write(f)
+            f.close()
+            if target != path:
+                fs.rename(target, path)
+        except BaseException as e:
+            try:
+                fs.remove(target)
+                if not f.closed:
+                    f.close()  # (its file removed: closes)
+            except Error:
+                pass
+            if isinstance(e, Error) and target != path:
+                msg = e.message
+                if e.code == Err.NOSPC:
+                    msg += ("; the file is as it was (its replacement must fit beside it: "
+                            "remove it first to make room)")
+                raise Error.from_code(e.code, msg, op=e.op, path=_show(path),
+                                      written=e.written) from e
+            raise
 
     def add_dir(self, folder, dest="/") -> None:
         """Copy a host folder's contents into the directory dest (made if
@@ -681,6 +722,19 @@ class Image:
     def rename(self, src, dst) -> None:
         """Rename (replacing a file dst)."""
         self._fs_for(True).rename(_join(_split_path(src)), _join(_split_path(dst)))
+
+
+def _name_beside(fs: FS, path: bytes) -> bytes:
+    """A name for a new file in path's directory."""
+    head = path[:path.rfind(b"/") + 1]
+    for i in range(1000):
+        name = head + b".cairn-put-%d" % i
+        try:
+            fs.stat(name)
+        except FileNotFoundError:
+            return name
+    raise Error.from_code(Err.EXIST, "no name free for its replacement", op="write",
+                          path=_show(path))
 
 
 def _hints(model, medium, page, block, size, spare) -> Hints:

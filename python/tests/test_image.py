@@ -234,6 +234,31 @@ def test_limits_and_errors():
         cairn.Image.from_files({"a": "text"}, **GEOMETRIES["nor"])
 
 
+@pytest.mark.parametrize("geo", sorted(GEOMETRIES))
+def test_replacing_a_file_that_does_not_fit_keeps_it(geo):
+    """write_file over an existing file is all or nothing: on a volume too
+    full for the replacement the old file stays whole (it was written over
+    and left cut short before session 40), and one that fits replaces it
+    with no temporary name left."""
+    rng = random.Random(40)
+    with cairn.Image(**GEOMETRIES[geo]) as image:
+        free = image.fs_stat().free_bytes
+        old = rng.randbytes(free // 2)
+        image.write_file("d/keep", old)
+        filler = rng.randbytes(free // 3)
+        image.write_file("other", filler)
+        with pytest.raises(cairn.NoSpaceError, match="as it was") as e:
+            image.write_file("d/keep", rng.randbytes(free - 4096))
+        assert e.value.path == "/d/keep"
+        assert image.read_file("d/keep") == old
+        assert image.listdir("d") == ["keep"]
+        new = rng.randbytes(4096)
+        image.write_file("d/keep", new)
+        assert image.read_file("d/keep") == new
+        assert image.listdir("d") == ["keep"] and image.listdir("/") == ["d", "other"]
+        assert image.check().errors == 0
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({}, "no geometry"),
     ({"model": "no-such"}, "unknown model"),

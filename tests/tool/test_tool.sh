@@ -403,6 +403,27 @@ head -c 1200000 /dev/urandom >bigsrc/too_big
 run build bigsrc -o full.img --model nor-m25p16 --size 1M
 expect_err "build of a tree that does not fit: exit 2, says so" 2 "no space left"
 rm -rf bigsrc full.img
+# a put over an existing file that does not fit beside it leaves it as it was
+# (session 40: it was written over, and removed when the volume filled)
+mkdir -p fullsrc/d
+head -c 200000 /dev/urandom >fullsrc/d/keep
+head -c 250000 /dev/urandom >fullsrc/other
+head -c 400000 /dev/urandom >big.bin
+head -c 100000 /dev/urandom >small.bin
+run build fullsrc -o full.img --model nor-m25p16 --size 1M
+run put full.img big.bin /d/keep
+expect_err "put over a file, not fitting beside it: exit 2, says it is as it was" 2 "/d/keep is as it was"
+run get full.img /d/keep got.bin
+check "put over a file, not fitting: the file is whole" cmp -s got.bin fullsrc/d/keep
+run ls -R full.img
+check "put over a file, not fitting: nothing else left" test "$(cat out.txt | tr '\n' ' ')" = "d/ d/keep other "
+run put full.img small.bin /d/keep
+expect "put over a file that fits: exit 0" 0
+run get full.img /d/keep got.bin
+check "put over a file that fits: replaced" cmp -s got.bin small.bin
+run fsck full.img
+expect "put over a file: fsck clean" 0
+rm -rf fullsrc full.img big.bin small.bin got.bin
 
 # ---- images made elsewhere: left by a power cut, simulator image files ----
 if [ -n "$FIXTURE" ]; then
