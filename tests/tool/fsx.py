@@ -33,6 +33,25 @@ def log(*a):
     print(*a, flush=True)
 
 
+FULL = object()  # what refused() returns for a call refused for room
+
+
+def count(what):
+    stats[what] = stats.get(what, 0) + 1
+
+
+def refused(what, call, *args, codes=(errno.ENOSPC,)):
+    """call(*args), or FULL when it fails with one of codes (ENOSPC: what
+    cairn.h allows on a full volume), counted as what."""
+    try:
+        return call(*args)
+    except OSError as e:
+        if e.errno not in codes:
+            raise
+        count(what)
+        return FULL
+
+
 def mounted():
     with open("/proc/mounts") as f:
         return any(l.split()[1] == MNT for l in f)
@@ -52,13 +71,7 @@ def do_mount():
 
 
 def close_fd(n, fd):
-    try:
-        os.close(fd)
-    except OSError as e:
-        if e.errno != errno.ENOSPC:
-            raise
-        stats["close_nospc"] = stats.get("close_nospc", 0) + 1
-        if n is not None:
+    if refused("close_nospc", os.close, fd) is FULL and n is not None:
             uncertain.add(n)
             with open(path(n), "rb") as f:
                 model[n] = bytearray(f.read())
@@ -123,13 +136,9 @@ def getfd(n, create):
     flags = os.O_RDWR | (os.O_CREAT if create else 0) | (os.O_APPEND if append else 0)
     if n in model and rng.random() < 0.05:
         flags |= os.O_TRUNC
-    try:
-        fd = os.open(path(n), flags, 0o644)
-    except OSError as e:
-        if e.errno == errno.ENOSPC:
-            stats["open_nospc"] = stats.get("open_nospc", 0) + 1
-            return None
-        raise
+    fd = refused("open_nospc", os.open, path(n), flags, 0o644)
+    if fd is FULL:
+        return None
     if n not in model:
         model[n] = bytearray()
     if flags & os.O_TRUNC:
@@ -155,19 +164,15 @@ def op_write(n):
     lim = 1200000 if n == "big" else 200000
     off = rng.randrange(0, min(len(m) + 9000, lim) + 1)
     buf = data_of(size)
-    try:
-        if append:
-            got = os.write(fd, buf)
-            off = len(m)
-        else:
-            got = os.pwrite(fd, buf, off)
-    except OSError as e:
-        if e.errno in (errno.ENOSPC, errno.EFBIG):
-            stats["write_nospc"] = stats.get("write_nospc", 0) + 1
-            return
-        raise
+    if append:
+        got = refused("write_nospc", os.write, fd, buf, codes=(errno.ENOSPC, errno.EFBIG))
+        off = len(m)
+    else:
+        got = refused("write_nospc", os.pwrite, fd, buf, off, codes=(errno.ENOSPC, errno.EFBIG))
+    if got is FULL:
+        return
     if got < size:
-        stats["short"] = stats.get("short", 0) + 1
+        count("short")
     if TRACE:
         log("  write %s off %d size %d got %d append %s" % (n, off, size, got, append))
     if off > len(m):
@@ -186,14 +191,9 @@ def op_fill(n):
     fd, _ = h
     m = model["big"]
     buf = data_of(rng.choice([20000, 70000]))
-    try:
-        got = os.pwrite(fd, buf, len(m))
-    except OSError as e:
-        if e.errno not in (errno.ENOSPC, errno.EFBIG):
-            raise
-        stats["write_nospc"] = stats.get("write_nospc", 0) + 1
-        return
-    m.extend(buf[:got])
+    got = refused("write_nospc", os.pwrite, fd, buf, len(m), codes=(errno.ENOSPC, errno.EFBIG))
+    if got is not FULL:
+        m.extend(buf[:got])
 
 
 def op_read(n):
@@ -216,13 +216,8 @@ def op_truncate(n):
     fd, _ = h
     m = model[n]
     new = rng.choice([0, rng.randrange(0, len(m) + 1), len(m) + rng.randrange(0, 20000)])
-    try:
-        os.ftruncate(fd, new)
-    except OSError as e:
-        if e.errno == errno.ENOSPC:
-            stats["trunc_nospc"] = stats.get("trunc_nospc", 0) + 1
-            return
-        raise
+    if refused("trunc_nospc", os.ftruncate, fd, new) is FULL:
+        return
     if new < len(m):
         del m[new:]
     else:
@@ -252,17 +247,12 @@ def op_mmap(n):
             k = min(rng.choice([1, 100, 5000]), len(m) - off)
             buf = data_of(k)
             mm[off:off + k] = buf
-            try:
-                mm.flush()
-            except OSError as e:
-                if e.errno == errno.ENOSPC:
-                    stats["mmap_nospc"] = stats.get("mmap_nospc", 0) + 1
-                    # what landed is unknown, and the page cache may hold
-                    # what the device refused (a failed writeback): not
-                    # compared again until a remount
-                    uncertain.add(n)
-                    return
-                raise
+            if refused("mmap_nospc", mm.flush) is FULL:
+                # what landed is unknown, and the page cache may hold what
+                # the device refused (a failed writeback): not compared
+                # again until a remount
+                uncertain.add(n)
+                return
             m[off:off + k] = buf
             if TRACE:
                 log("  mmap write %s off %d size %d flushed" % (n, off, k))
@@ -272,13 +262,7 @@ def op_sync(n):
     h = getfd(n, False)
     if h is None:
         return
-    try:
-        os.fsync(h[0])
-    except OSError as e:
-        if e.errno == errno.ENOSPC:
-            stats["fsync_nospc"] = stats.get("fsync_nospc", 0) + 1
-            return
-        raise
+    refused("fsync_nospc", os.fsync, h[0])
 
 
 def op_close(n):
@@ -301,12 +285,12 @@ def read_orphan(handles, content, unsure):
         except OSError as e:
             if e.errno not in (errno.EBADF, errno.ENOENT):
                 raise
-            stats["orphan_gone"] = stats.get("orphan_gone", 0) + 1
+            count("orphan_gone")
         else:
-            stats["orphan_read"] = stats.get("orphan_read", 0) + 1
+            count("orphan_read")
             # EBADF after the page cache's part: a short read of a prefix
             if not unsure and len(got) < len(content) and got == content[:len(got)]:
-                stats["orphan_short"] = stats.get("orphan_short", 0) + 1
+                count("orphan_short")
                 if TRACE:
                     log("  orphan read short: %d of %d" % (len(got), len(content)))
             elif not unsure and got != content:
@@ -321,22 +305,17 @@ def op_rename(n):
     to = rng.choice(NAMES)
     if to == n:
         return
-    try:
-        os.rename(path(n), path(to))
-    except OSError as e:
-        if e.errno == errno.ENOSPC:
-            stats["rename_nospc"] = stats.get("rename_nospc", 0) + 1
-            if TRACE:
-                log("  rename %s -> %s: ENOSPC" % (n, to))
-            return
-        raise
+    if refused("rename_nospc", os.rename, path(n), path(to)) is FULL:
+        if TRACE:
+            log("  rename %s -> %s: ENOSPC" % (n, to))
+        return
     # open descriptors follow the inode; the one at `to` is replaced
     old_to = fds.pop(to, [])
     old_content = bytes(model.get(to, b""))
     model[to] = model.pop(n)
     fds[to] = fds.pop(n, [])
     if old_to:
-        stats["over_open"] = stats.get("over_open", 0) + 1
+        count("over_open")
         read_orphan(old_to, old_content, to in uncertain)
     uncertain.discard(to)
     if n in uncertain:
@@ -366,25 +345,16 @@ def op_kill():
     global proc
     for n in list(fds):
         for fd, _ in fds[n]:
-            try:
-                os.fsync(fd)
-            except OSError as e:
-                if e.errno != errno.ENOSPC:
-                    raise
+            if refused("fsync_nospc", os.fsync, fd) is FULL:
                 uncertain.add(n)
     close_all()
     # the names: a directory's fsync is cairn_sync (POSIX asks no more of a
     # file's fsync); refused for room, the kill waits for another time
     dfd = os.open(MNT, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    except OSError as e:
-        if e.errno != errno.ENOSPC:
-            raise
-        stats["sync_nospc"] = stats.get("sync_nospc", 0) + 1
+    synced = refused("sync_nospc", os.fsync, dfd)
+    os.close(dfd)
+    if synced is FULL:
         return False
-    finally:
-        os.close(dfd)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     subprocess.run(["fusermount3", "-u", "-z", MNT], check=False)
@@ -405,7 +375,7 @@ for i in range(OPS):
             break
         r -= w
     n = rng.choice(NAMES)
-    stats[fn.__name__] = stats.get(fn.__name__, 0) + 1
+    count(fn.__name__)
     if TRACE:
         log("op %d %s %s sizes %s" % (i, fn.__name__, n, {k: len(v) for k, v in model.items()}))
     fn(n)
@@ -415,12 +385,12 @@ for i in range(OPS):
         verify_all("op %d" % i)
     if i % 400 == 399:
         if rng.random() < 0.3 and op_kill():
-            stats["kill"] = stats.get("kill", 0) + 1
+            count("kill")
         else:
             do_unmount()
             do_mount()
             verify_all("after remount, op %d" % i)
-            stats["remount"] = stats.get("remount", 0) + 1
+            count("remount")
 do_unmount()
 do_mount()
 verify_all("end")
