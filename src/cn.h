@@ -389,9 +389,14 @@ struct cairn {
     uint32_t reserved;  /* pages promised by cairn_fallocate to open files */
     uint32_t own_reserved; /* the part of them that is the settling caller's
                               own to use (file.c collect_for_data), else 0 */
-    uint32_t call_erases; /* erases issued since the current call began */
+    uint16_t call_erases; /* erases issued since the current call began (at most 65535) */
+    uint16_t call_hard;   /* victims the hard path emptied during this call */
     uint32_t call_moved;  /* pages GC moved in bounded steps during this call */
-    uint32_t call_hard;   /* victims the hard path emptied during this call */
+    /* The segment of pages GC has written and not yet recorded (gc.c
+     * move_run), else CN_NONE: no checkpoint frees it (seg.c
+     * cn_seg_release_dead). (Kept out of struct cn_gc, which would grow by
+     * 8 bytes with it.) */
+    uint32_t gc_moving;
     uint8_t data_heads;
     uint8_t ckpt_copies; /* 2 on NAND: a checkpoint survives one unreadable copy */
     uint16_t wear_spread;

@@ -77,7 +77,7 @@ static int erase_block(cairn *fs, uint32_t seg, uint32_t i)
     struct cairn_dev *d = fs->dev;
     uint32_t ppb = d->geo.pages_per_block;
     ra_forget(fs, seg * fs->seg_pages + i * ppb, ppb);
-    fs->call_erases++;
+    fs->call_erases = (uint16_t)(fs->call_erases + (fs->call_erases < 0xFFFFu));
     return note_result(fs, seg * fs->seg_pages, d->erase(d->ctx, seg * (fs->seg_pages / ppb) + i));
 }
 
@@ -215,7 +215,7 @@ int cn_dev_erase_seg(cairn *fs, uint32_t seg)
     if (seg >= fs->seg_count)
         return CAIRN_ERR_CORRUPT;
     ra_forget(fs, seg * fs->seg_pages, fs->seg_pages);
-    fs->call_erases++;
+    fs->call_erases = (uint16_t)(fs->call_erases + (fs->call_erases < 0xFFFFu));
     for (i = 0; i < bpl; i++) {
         int r = d->erase(d->ctx, seg * bpl + i);
         if (r < 0)

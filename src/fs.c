@@ -359,6 +359,7 @@ static int setup_by(cairn *fs, const struct cairn_config *cfg, enum cn_pick rule
     fs->gc_step = cfg->gc_step_pages ? cfg->gc_step_pages : 16;
     fs->gc.victim = CN_NONE;
     fs->gc.tally_seg = CN_NONE;
+    fs->gc_moving = CN_NONE;
     fs->ckpt_blank_from[0] = fs->ckpt_blank_from[1] = CN_NONE;
     fs->anchor_evict = fs->anchor_new = fs->anchor_old = CN_NONE;
     fs->ckpt_mark_page = CN_NONE;

@@ -165,7 +165,10 @@ static int move_run(cairn *fs, uint32_t id, uint32_t fpage, uint32_t phys, uint3
     cn_put32(p + 12, to);
     cn_put32(p + 16, got);
     *moved += got;
-    return fs->gc.squeeze ? cn_move_unrecorded(fs, p) : cn_record_move(fs, p);
+    fs->gc_moving = cn_seg_of(fs, to); /* its pages live, uncounted till the record */
+    err = fs->gc.squeeze ? cn_move_unrecorded(fs, p) : cn_record_move(fs, p);
+    fs->gc_moving = CN_NONE;
+    return err;
 }
 
 /* Does this index entry map pages in the victim? Only a well-formed extent

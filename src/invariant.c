@@ -39,6 +39,9 @@ static void check_segments(const cairn *fs)
         CN_ASSERT(g->state <= CN_SEG_BAD && g->live <= fs->seg_pages);
         CN_ASSERT(g->state != CN_SEG_ANCHOR || s == fs->anchor_new);
         CN_ASSERT(g->state != CN_SEG_BAD || g->live == 0);
+        /* what is free holds nothing live (session 40: GC's moves counted
+         * into a segment a checkpoint had freed, seg.c) */
+        CN_ASSERT((g->state != CN_SEG_FREE && g->state != CN_SEG_ERASED) || g->live == 0);
         free += (uint32_t)((g->state == CN_SEG_FREE || g->state == CN_SEG_ERASED) &&
                            g->live == 0 && !(g->flags & (CN_SF_FAILING | CN_SF_EVICT)));
     }

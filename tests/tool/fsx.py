@@ -96,7 +96,7 @@ def do_unmount():
 def fsck():
     r = subprocess.run([CAIRN, "fsck", IMG], capture_output=True, text=True)
     if r.returncode != 0:
-        raise SystemExit("fsck failed:\n" + r.stdout + r.stderr)
+        raise SystemExit("fsck failed after call %d:\n%s%s" % (calls, r.stdout, r.stderr))
 
 
 def path(n):
@@ -367,8 +367,10 @@ OPS_TABLE = [(op_write, 30), (op_fill, 5), (op_read, 20), (op_truncate, 6), (op_
              (op_close, 8), (op_rename, 3), (op_unlink, 3), (op_stat, 8)]
 TOTAL = sum(w for _, w in OPS_TABLE)
 
+calls = 0
 do_mount()
 for i in range(OPS):
+    calls = i
     r = rng.randrange(TOTAL)
     for fn, w in OPS_TABLE:
         if r < w:
