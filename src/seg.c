@@ -217,6 +217,11 @@ int cn_seg_entry_in(cairn *fs, uint32_t s, const uint8_t *e)
         return CAIRN_ERR_CORRUPT;
     g->live = cn_get16(e + CN_CK_E_LIVE);
     g->state = e[CN_CK_E_STATE] & 7u;
+    /* Free with live pages: a checkpoint before session 40 freed it in the
+     * middle of a GC move (cn_seg_release_dead). Closed, so that GC can take
+     * it (a FREE segment is never a victim) and it stays out of the pool. */
+    if ((g->state == CN_SEG_FREE || g->state == CN_SEG_ERASED) && g->live > 0)
+        g->state = CN_SEG_FULL;
     cn_seg_set_flags(g, e[CN_CK_E_FLAGS]);
     g->age = ticks_class(age) & CN_AGE_MAX;
     g->wear = 0;
