@@ -17,7 +17,11 @@
  *      rules), the files read back after a remount and after power cuts;
  *  (e) cairn_check counts pages per segment in windows of the record
  *      buffer: a wrong live count is found in the first window and past it
- *      (a 1 GiB NAND volume of 1,024 segments, 200 MiB written).
+ *      (a 1 GiB NAND volume of 1,024 segments, 200 MiB written);
+ *  (f) a checkpoint that calls a segment FREE while it holds live pages (what
+ *      GC's move left before session 40, docs/DESIGN.md "Session 40" under
+ *      "Space") is repaired by the mount: the segment is closed, checks
+ *      clean, its data reads back and GC can take it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -385,6 +389,75 @@ static void check_windows(void)
     t_fs_free(&t);
 }
 
+/* ---------------------------------------------------------------- (f) */
+
+static uint32_t live_full_segment(const cairn *fs)
+{
+    uint32_t s;
+    for (s = fs->seg_base; s < fs->seg_count; s++)
+        if (fs->segs[s].state == CN_SEG_FULL && fs->segs[s].live > 0)
+            return s;
+    return CN_NONE;
+}
+
+static void free_with_live(void)
+{
+    struct tfs t;
+    uint8_t data[48 * 1024];
+    uint32_t s, live, n = 0;
+    int32_t k;
+    int fd, rc = 0;
+    t_fs_init(&t, t_sim_model("nor-w25q128", 128, 4, 5), 1); /* 512 KiB, 16 KiB segments */
+    t_fs_format_mount(&t);
+    t_pattern(data, sizeof data, 41);
+    CHECK(t_write_file(t.fs, "/keep", data, (int32_t)sizeof data) == 0, "[repair] /keep written");
+    /* what cairn_unmount does before its checkpoint */
+    CHECK(cairn_sync(t.fs) == 0 && cn_flush_nodes(t.fs) == 0, "[repair] synced, nodes written");
+    cn_seg_release_dead(t.fs);
+    s = live_full_segment(t.fs);
+    CHECK(s != CN_NONE, "[repair] a full segment with live pages (%u)", (unsigned)s);
+    if (s == CN_NONE) {
+        t_fs_free(&t);
+        return;
+    }
+    live = t.fs->segs[s].live;
+    /* RAM only, then a clean checkpoint of it and a cut: no call runs the
+     * state check (I6) in between */
+    t.fs->segs[s].state = CN_SEG_FREE;
+    CHECK(cn_ckpt_write(t.fs, 1) == 0, "[repair] a checkpoint calling segment %u free with %u "
+          "live pages", (unsigned)s, (unsigned)live);
+    t_fs_abandon(&t);
+    rc = t_fs_mount(&t);
+    CHECK(rc == 0, "[repair] mounts (%s)", t_errname(rc));
+    CHECK(t.fs->segs[s].state == CN_SEG_FULL && t.fs->segs[s].live == live,
+          "[repair] segment %u closed (state %u, live %u)", (unsigned)s,
+          (unsigned)t.fs->segs[s].state, (unsigned)t.fs->segs[s].live);
+    CHECK(t_fs_check(&t, "repair") == 0, "[repair] checks clean");
+    t_check_file(t.fs, "/keep", data, (int32_t)sizeof data, "repair");
+    /* the segment takes part in GC again: overwrite /keep until GC has
+     * emptied it and it was handed out again (a FREE segment is never a
+     * victim: without the repair it stays as it is) */
+    fd = cairn_open(t.fs, "/keep", CAIRN_O_RDWR);
+    for (k = 0; fd >= 0 && rc >= 0 && n < 4000u && t.fs->segs[s].state == CN_SEG_FULL; n++) {
+        uint32_t off = (n * 7u % 48u) * 1024u; /* the same bytes again, elsewhere */
+        rc = (int)cairn_seek(t.fs, fd, (int32_t)off, CAIRN_SEEK_SET);
+        if (rc >= 0)
+            rc = (int)cairn_write(t.fs, fd, data + off, 1024);
+        if (rc >= 0)
+            rc = cairn_file_sync(t.fs, fd);
+    }
+    k = fd >= 0 ? cairn_close(t.fs, fd) : fd;
+    CHECK(rc >= 0 && k == 0, "[repair] %u overwrites of /keep (rc %d)", (unsigned)n, rc);
+    CHECK(t.fs->segs[s].state != CN_SEG_FULL, "[repair] segment %u collected (state %u, %u live "
+          "pages)", (unsigned)s, (unsigned)t.fs->segs[s].state, (unsigned)t.fs->segs[s].live);
+    CHECK(t_fs_remount(&t, "repair") == 0 && t_fs_check(&t, "repair remount") == 0,
+          "[repair] remounts clean");
+    t_check_file(t.fs, "/keep", data, (int32_t)sizeof data, "repair remount");
+    printf("  repair: segment %u of %u live pages, free in the checkpoint: closed at mount, "
+           "collected after %u overwrites\n", (unsigned)s, (unsigned)live, (unsigned)n);
+    t_fs_free(&t);
+}
+
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : NULL;
@@ -403,5 +476,7 @@ int main(int argc, char **argv)
         fronts();
     if (!only || strcmp(only, "check") == 0)
         check_windows();
+    if (!only || strcmp(only, "repair") == 0)
+        free_with_live();
     return t_summary("test_segtab");
 }
