@@ -405,7 +405,10 @@ class Image:
     def save(self, path=None) -> None:
         """Write the raw image to path (default: the file it was opened from).
         Written over the file it was opened from, bytes past the volume (a
-        longer image: a firmware dump) are kept; any other file is replaced."""
+        longer image: a firmware dump) are kept; any other file is replaced.
+        A regular file is replaced whole (written beside it, flushed, then
+        renamed over it), so a host that dies halfway leaves the old image or
+        the new one, never a mix; a block device is written in place."""
         if path is None:
             if self._path is None:
                 raise ValueError("save: give a path (this image was not opened from a file)")
@@ -413,9 +416,38 @@ class Image:
         self._settle()
         in_place = self._path is not None and os.path.exists(path) and \
             os.path.samefile(path, self._path)
-        with open(path, "r+b" if in_place else "wb") as f:
-            for chunk in self._raw_blocks():
-                f.write(chunk)
+        if os.path.exists(path) and not os.path.isfile(path):
+            with open(path, "r+b" if in_place else "wb") as f:  # a device
+                for chunk in self._raw_blocks():
+                    f.write(chunk)
+            return
+        self._replace(path, in_place)
+
+    def _replace(self, path, keep_tail: bool) -> None:
+        """The image into path's directory under a temporary name, the old
+        file's bytes past the volume after it (keep_tail), then renamed over
+        path with the old file's permissions."""
+        tmp = "%s.cairn-save-%d" % (path, os.getpid())
+        try:
+            with open(tmp, "wb") as f:
+                size = 0
+                for chunk in self._raw_blocks():
+                    f.write(chunk)
+                    size += len(chunk)
+                if keep_tail:
+                    with open(path, "rb") as old:
+                        old.seek(size)
+                        for tail in iter(lambda: old.read(1 << 20), b""):
+                            f.write(tail)
+                f.flush()
+                os.fsync(f.fileno())
+            if os.path.exists(path):
+                os.chmod(tmp, _stat.S_IMODE(os.stat(path).st_mode))
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
 
     def _settle(self) -> None:
         """Unmount (a clean checkpoint on the device) before the bytes are taken."""

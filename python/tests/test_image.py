@@ -165,6 +165,32 @@ def test_changes_after_open(geo, tmp_path):
                                  "old/x": b"2"}
 
 
+def test_save_that_dies_halfway_leaves_the_old_image(tmp_path, monkeypatch):
+    with cairn.Image.from_files({"a": b"1"}, **GEOMETRIES["nor"]) as image:
+        image.save(tmp_path / "v.img")
+    before = (tmp_path / "v.img").read_bytes()
+    os.chmod(tmp_path / "v.img", 0o640)
+    with cairn.Image.open(tmp_path / "v.img") as image:
+        image.write_file("b", b"2" * 5000)
+        real = cairn.Image._raw_blocks
+
+        def dies_halfway(self):
+            for n, chunk in enumerate(real(self)):
+                if n == 3:
+                    raise KeyboardInterrupt("the host goes down")
+                yield chunk
+        monkeypatch.setattr(cairn.Image, "_raw_blocks", dies_halfway)
+        with pytest.raises(KeyboardInterrupt):
+            image.save()
+        assert (tmp_path / "v.img").read_bytes() == before
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["v.img"]
+        monkeypatch.setattr(cairn.Image, "_raw_blocks", real)
+        image.save()
+    assert os.stat(tmp_path / "v.img").st_mode & 0o777 == 0o640
+    with cairn.Image.open(tmp_path / "v.img") as image:
+        assert image.files() == {"a": b"1", "b": b"2" * 5000}
+
+
 def test_longer_image_keeps_its_tail(tmp_path):
     with cairn.Image.from_files({"a": b"1"}, **GEOMETRIES["nor"]) as image:
         volume = image.tobytes()
