@@ -85,15 +85,17 @@ static int record_space(cairn *fs, int why)
     return err == CAIRN_ERR_NOSPC ? 0 : err;
 }
 
-/* Writes the tree's dirty nodes for an unmount or a check. A remove's
- * nodes were admitted at GC's floor (alloc.c floor_of: a record that frees
- * space may take the metadata head's last segment above it); once the
- * remove is done the head's own floor is back, and with free segments down
+/* Writes the tree's dirty nodes for an unmount or a check. A delete's or
+ * an extent's nodes were admitted at GC's floor (alloc.c floor_of: such a
+ * record may take the metadata head's last segment above it); once the
+ * record is done the head's own floor is back, and with free segments down
  * there the nodes have nowhere to go until the next operation's settle
- * collects. Collect as that settle would, then write them. Where GC keeps a
- * delete's room it may refuse every victim (small NOR volumes: an unmount
- * with every file closed still gets NOSPC there, as cairn.h allows;
- * DESIGN.md "Session 28"). */
+ * collects. Collect as that settle would, then write them; where GC refuses
+ * every victim (its moves would need the very pages the dirty nodes take),
+ * write them at the floor they were admitted at. Before, an unmount with
+ * every file closed got NOSPC for good on a full volume until files were
+ * removed (test_full seed 41063: nor-w25q128, 389 sectors, 3 free segments,
+ * 8 dirty nodes, the metadata head 3 pages short; DESIGN.md "Session 41"). */
 int cn_flush_nodes(cairn *fs)
 {
     int err = cn_cache_flush(fs);
@@ -101,6 +103,11 @@ int cn_flush_nodes(cairn *fs)
         err = record_space(fs, CN_GC_SPACE);
         if (!err)
             err = cn_cache_flush(fs);
+        if (err == CAIRN_ERR_NOSPC && !fs->freeing) {
+            fs->freeing = CN_FREEING_NODES;
+            err = cn_cache_flush(fs);
+            fs->freeing = 0;
+        }
     }
     return err;
 }

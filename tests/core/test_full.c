@@ -501,18 +501,20 @@ static void full_run(uint64_t seed, int steps, long *sums)
 int main(int argc, char **argv)
 {
     /* runs that failed on the code before session 28 (3,000 calls: 1000023
-     * reached the refused unmount after 1,500) */
-    static const uint64_t regressions[] = {100017, 100020, 1000023};
+     * reached the refused unmount after 1,500), and before session 41 (5,000
+     * calls: 41063's unmount refused at call 4,953) */
+    static const uint64_t regressions[] = {100017, 100020, 1000023, 41063};
+    static const int regression_steps[] = {3000, 3000, 3000, 5000};
     uint64_t base = argc > 1 ? strtoull(argv[1], NULL, 0) : 2800000;
     uint32_t runs = (argc > 2 ? (uint32_t)atoi(argv[2]) : 16u) * t_scale(), n;
     int steps = argc > 3 ? atoi(argv[3]) : 1500;
     long sums[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     t_begin("test_full");
     for (n = 0; n < sizeof regressions / sizeof regressions[0]; n++)
-        full_run(regressions[n], 3000, sums);
+        full_run(regressions[n], regression_steps[n], sums);
     for (n = 0; n < runs; n++)
         full_run(base + n, steps, sums);
-    printf("  %u runs of %d calls (the first 3 of 3,000) on small full volumes: %ld promised "
+    printf("  %u runs of %d calls (the first 4 of 3,000-5,000) on small full volumes: %ld promised "
            "bytes written, %ld removes, %ld shrinks, %ld renames, %ld remounts, %ld NOSPC, %ld "
            "appends given up, %ld unmounts refused (NOSPC)\n",
            (unsigned)(runs + sizeof regressions / sizeof regressions[0]), steps, sums[0], sums[1],
