@@ -631,9 +631,12 @@ int cn_gc_step(cairn *fs, uint32_t budget, uint32_t written, uint32_t *moved);
 /* Whole victims (cn_gc_collect) for space, or for the room of a delete's
  * own records: that one takes the nodes a victim really rewrites, counted,
  * where the bound on a commit's nodes would refuse it, and its squeeze need
- * not leave a delete's room (gc.c gains, assumed_nodes). */
+ * not leave a delete's room (gc.c gains, assumed_nodes). CN_GC_LAST: a
+ * writer's last try for space (space.c cn_space_for_user), which counts the
+ * nodes as a delete's collection does and keeps a delete's room. */
 #define CN_GC_SPACE 1
 #define CN_GC_DELETE 2
+#define CN_GC_LAST 3
 int cn_gc_collect(cairn *fs, int why);
 void cn_gc_note_write(cairn *fs);
 int cn_gc_cheap_victim(cairn *fs);

@@ -408,9 +408,10 @@ static int gains(cairn *fs, uint32_t v, int why)
 }
 
 /* The nodes a victim's commit is taken to write beyond its live pages: the
- * bound of height + 4, or for a delete's own collection the count where
- * the tree can be walked (rewrite_nodes); its squeeze need not leave a
- * delete's room either, since it is the delete. On 365 sectors of worn
+ * bound of height + 4, or for a delete's own collection and a writer's last
+ * try (CN_GC_LAST) the count where the tree can be walked (rewrite_nodes); a
+ * delete's squeeze need not leave a delete's room either, since it is the
+ * delete. On 365 sectors of worn
  * nor-w25q128 (80-page segments) the metadata head had 5 pages left, a
  * remove needed 8, and the best victim, 60 of 80 live, rewrote 3 nodes
  * against the bound's 6 (session-31 worn hunt, seed 81 run 26). Creates
@@ -420,7 +421,7 @@ static int gains(cairn *fs, uint32_t v, int why)
  * device (28 -> 41 erase blocks in one call on the 1 MiB file). */
 static uint32_t assumed_nodes(cairn *fs, uint32_t v, int for_space)
 {
-    uint32_t n = for_space == CN_GC_DELETE ? rewrite_nodes(fs, v) : 0xFFFFu;
+    uint32_t n = for_space >= CN_GC_DELETE ? rewrite_nodes(fs, v) : 0xFFFFu;
     return n != 0xFFFFu ? n : fs->height + 4u;
 }
 
@@ -431,7 +432,8 @@ static uint8_t squeeze_kind(const cairn *fs)
     return cn_free_segs(fs) < CN_RECOVERY_SEGS ? (uint8_t)CN_SQUEEZE_LAST : (uint8_t)CN_SQUEEZE_ONE;
 }
 
-/* for_space: 0 (a bounded or idle step), CN_GC_SPACE or CN_GC_DELETE. */
+/* for_space: 0 (a bounded or idle step), CN_GC_SPACE, CN_GC_DELETE or
+ * CN_GC_LAST. */
 static int begin_victim(cairn *fs, int for_space)
 {
     uint32_t v = pick_victim(fs, for_space), nodes;
