@@ -35,7 +35,10 @@ static uint64_t reclaimable_pages(const cairn *fs)
  * order; tar on the FUSE mount, DESIGN.md "Session 41"). Writing the dirty
  * nodes here too (a commit) took it to 122,880, but let one call of
  * test_space's bounded NAND run move 154 pages instead of 109: not kept.
- * A full volume (`full`) gets only the commit of its dead segments. */
+ * A full volume (`full`) gets only the commit of its dead segments. What
+ * the last try empties gets a commit of its own before the call gives up
+ * (cn_space_for_user): without it a create after the same removes was
+ * refused with a victim emptied and waiting. */
 static int last_try(cairn *fs, int full, int *why)
 {
     *why = CN_GC_LAST;
@@ -50,7 +53,7 @@ static int last_try(cairn *fs, int full, int *why)
  * below that every collected victim gains pages, so the loop ends. */
 int cn_space_for_user(cairn *fs, int last)
 {
-    uint32_t rounds = 0, committed = !last;
+    uint32_t rounds = 0, tries = last ? 0u : 2u;
     int why = CN_GC_SPACE;
     while (cn_free_segs(fs) <= CN_RESERVE_SEGS + cn_reserved_segs(fs)) {
         int err, full;
@@ -59,8 +62,11 @@ int cn_space_for_user(cairn *fs, int last)
                    (uint64_t)(CN_RESERVE_SEGS + 2u + cn_reserved_segs(fs)) * fs->seg_pages ||
                ++rounds > 2 * fs->seg_count;
         err = full ? CAIRN_ERR_NOSPC : cn_gc_collect(fs, why);
-        if (err == CAIRN_ERR_NOSPC && !committed++)
-            err = last_try(fs, full, &why);
+        /* the last try, then the commit of what it emptied */
+        if (err == CAIRN_ERR_NOSPC && tries < 2u)
+            err = tries++ == 0u              ? last_try(fs, full, &why)
+                  : cn_dead_segs(fs) > 0u ? cn_commit(fs)
+                                          : CAIRN_ERR_NOSPC;
         if (err)
             return err;
     }
