@@ -433,6 +433,17 @@ def tx_rows(tx):
     return [(k, r.randbytes(r.randrange(300, 1500))) for k in range(r.randrange(1, 5))]
 
 
+def run_tx(c, tx, stage):
+    """BEGIN, the rows of transaction tx, COMMIT; stage[0] says how far it got."""
+    stage[0] = "BEGIN"
+    c.execute("BEGIN")
+    stage[0] = "INSERT"
+    for k, v in tx_rows(tx):
+        c.execute("INSERT INTO t VALUES(?,?,?)", (tx, k, v))
+    stage[0] = "COMMIT"
+    c.execute("COMMIT")
+
+
 class SqliteRun:
     def __init__(self, name, mode, vol, mnt, m):
         self.name, self.mode, self.vol, self.mnt, self.m = name, mode, vol, mnt, m
@@ -567,16 +578,11 @@ class SqliteRun:
         """One transaction; True when COMMIT returned."""
         tx = self.next_tx
         self.next_tx += 1
-        c = self.conn
-        stage = "BEGIN"
+        stage = ["BEGIN"]
         try:
-            c.execute("BEGIN")
-            stage = "INSERT"
-            for k, v in tx_rows(tx):
-                c.execute("INSERT INTO t VALUES(?,?,?)", (tx, k, v))
-            stage = "COMMIT"
-            c.execute("COMMIT")
+            run_tx(self.conn, tx, stage)
         except sqlite3.Error as e:
+            stage = stage[0]
             self.failed(e, "tx %d %s" % (tx, stage))
             self.rollback_after_error()
             if stage == "COMMIT":
@@ -718,24 +724,18 @@ def stream_kill(s, name, img, m, rng):
     while True:
         tx = s.next_tx
         s.next_tx += 1
-        c = s.conn
-        stage = "BEGIN"
+        stage = ["BEGIN"]
         try:
-            c.execute("BEGIN")
-            stage = "INSERT"
-            for k, v in tx_rows(tx):
-                c.execute("INSERT INTO t VALUES(?,?,?)", (tx, k, v))
-            stage = "COMMIT"
-            c.execute("COMMIT")
+            run_tx(s.conn, tx, stage)
         except Killed:
             break
         except sqlite3.Error as e:
             if m.dead():
                 break
             try:  # not the kill: handled as insert_tx would
-                s.failed(e, "tx %d %s" % (tx, stage))
+                s.failed(e, "tx %d %s" % (tx, stage[0]))
                 s.rollback_after_error()
-                if stage == "COMMIT":
+                if stage[0] == "COMMIT":
                     s.settle_ambiguous({tx}, set(), "tx %d COMMIT failed" % tx)
             except Killed:
                 tx = None  # (its fate was settled or it is ambiguous below)
@@ -754,13 +754,13 @@ def stream_kill(s, name, img, m, rng):
         s.committed_again()
         n += 1
     if tx is not None:
-        if stage == "COMMIT":
+        if stage[0] == "COMMIT":
             s.ambiguous.add(tx)
             s.note("C? %d" % tx)
         else:
             inflight.add(tx)
     m.reap("%s: %.0f ms into a stream of transactions (%d committed in it, tx %s at %s)" % (
-        name, delay * 1000, n, tx, stage))
+        name, delay * 1000, n, tx, stage[0]))
     s.close()
     fsck(img, "%s after SIGKILL #R" % name)
     m.start()
