@@ -62,11 +62,14 @@ int cn_space_for_user(cairn *fs, int last)
                    (uint64_t)(CN_RESERVE_SEGS + 2u + cn_reserved_segs(fs)) * fs->seg_pages ||
                ++rounds > 2 * fs->seg_count;
         err = full ? CAIRN_ERR_NOSPC : cn_gc_collect(fs, why);
-        /* the last try, then the commit of what it emptied */
-        if (err == CAIRN_ERR_NOSPC && tries < 2u)
-            err = tries++ == 0u              ? last_try(fs, full, &why)
-                  : cn_dead_segs(fs) > 0u ? cn_commit(fs)
-                                          : CAIRN_ERR_NOSPC;
+        if (err == CAIRN_ERR_NOSPC && tries < 2u) {
+            /* the last try, then the commit of what it emptied */
+            tries++;
+            if (tries == 1u)
+                err = last_try(fs, full, &why);
+            else if (cn_dead_segs(fs) > 0u)
+                err = cn_commit(fs);
+        }
         if (err)
             return err;
     }

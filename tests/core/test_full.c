@@ -514,9 +514,9 @@ int main(int argc, char **argv)
         full_run(regressions[n], regression_steps[n], sums);
     for (n = 0; n < runs; n++)
         full_run(base + n, steps, sums);
-    printf("  %u runs of %d calls (the first 4 of 3,000-5,000) on small full volumes: %ld promised "
-           "bytes written, %ld removes, %ld shrinks, %ld renames, %ld remounts, %ld NOSPC, %ld "
-           "appends given up, %ld unmounts refused (NOSPC)\n",
+    printf("  %u runs of %d calls (the first 4 of 3,000-5,000) on small full volumes: %ld "
+           "promised bytes written, %ld removes, %ld shrinks, %ld renames, %ld remounts, %ld "
+           "NOSPC, %ld appends given up, %ld unmounts refused (NOSPC)\n",
            (unsigned)(runs + sizeof regressions / sizeof regressions[0]), steps, sums[0], sums[1],
            sums[2], sums[3], sums[4], sums[5], sums[6], sums[7]);
     return t_summary("test_full");
