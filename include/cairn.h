@@ -128,7 +128,11 @@ struct cairn_config {
      * 8. NULL = one malloc at mount (unless built with CAIRN_NO_MALLOC). */
     void *mem;
     uint32_t mem_size;
-    /* Mount read-only: no write reaches the device (replay stays in RAM). */
+    /* Mount read-only: no write reaches the device (replay stays in RAM).
+     * After a power cut the replay keeps every tree node the journal's
+     * records change in the node cache: when they do not fit, cairn_mount
+     * returns CAIRN_ERR_NOSPC (mount again with more cache_nodes, or once
+     * writable, which checkpoints the replay). */
     uint8_t read_only;
     /* Data heads: files written side by side each fill an erase block of
      * their own, up to this many at once (then they share the least recently

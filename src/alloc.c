@@ -27,12 +27,23 @@ static int need_segment(const cairn *fs, unsigned h, uint32_t want, int exact)
 
 static uint32_t floor_of(const cairn *fs, unsigned kind);
 
+/* The data head a writer's last try moves its victim into (gc.c
+ * begin_victim), while that head's open segment has room; 0 for none. */
+static unsigned moves_into_data(const cairn *fs)
+{
+    unsigned h = CN_H_DATA + fs->gc_into_data - 1u;
+    return fs->gc_into_data && !need_segment(fs, h, 1, 0) ? h : 0u;
+}
+
 /* A squeeze fills GC's own open segment, if it has one, and goes on in the
- * metadata head: it opens no segment but the metadata head's. */
+ * metadata head: it opens no segment but the metadata head's. A writer's
+ * last try on a small volume fills a data head's open segment first. */
 static unsigned resolve(const cairn *fs, unsigned h)
 {
     if (h != CN_H_COLD)
         return h;
+    if (moves_into_data(fs))
+        return moves_into_data(fs);
     return fs->seg_count < 64u || (squeezing(fs) && need_segment(fs, CN_H_COLD, 1, 0))
                ? (unsigned)CN_H_META
                : h;
@@ -501,9 +512,14 @@ static int short_for_delete(const cairn *fs, uint32_t spare)
  * (0: the bound of height + 4; gc.c assumed_nodes). */
 int cn_gc_fits(cairn *fs, uint32_t live, uint32_t log_segs, uint32_t nodes, int at_once)
 {
-    uint32_t free = cn_free_segs(fs), have = 0, h;
-    uint32_t need = live + (fs->dirty_nodes + (nodes ? nodes : fs->height + 4u)) * fs->node_pages +
-                    log_segs * fs->seg_pages;
+    uint32_t free = cn_free_segs(fs), have = 0, h, in_data = 0;
+    uint32_t need;
+    if (moves_into_data(fs)) { /* (they take no room GC keeps) */
+        in_data = fs->seg_pages - fs->head[moves_into_data(fs)].page;
+        in_data = in_data < live ? in_data : live;
+    }
+    need = live - in_data + (fs->dirty_nodes + (nodes ? nodes : fs->height + 4u)) * fs->node_pages +
+           log_segs * fs->seg_pages;
     for (h = CN_H_META; h <= CN_H_COLD; h++) {
         const struct cn_head *hd = &fs->head[resolve(fs, h)];
         if (resolve(fs, h) == h && hd->seg != CN_NONE && hd->page < fs->seg_pages)
@@ -519,9 +535,33 @@ int cn_gc_fits(cairn *fs, uint32_t live, uint32_t log_segs, uint32_t nodes, int 
     else if (free > CN_GC_FLOOR)
         have += (free - CN_GC_FLOOR) * fs->seg_pages;
     /* where its moves go to the metadata head, they leave a delete's nodes
-     * there too (with a cold head of their own they do not take them) */
+     * there too (with a cold head of their own they do not take them; in a
+     * data head, what does not fit there goes to the metadata head) */
     return have >= need &&
-           (resolve(fs, CN_H_COLD) != CN_H_META || !short_for_delete(fs, have - need));
+           (resolve(fs, CN_H_COLD) == CN_H_COLD || !short_for_delete(fs, have - need));
+}
+
+/* 1 + the data head whose open segment a writer's last try may move a
+ * victim into, on a volume whose GC shares the metadata head (under 64
+ * segments): the one with the most room that no reservation holds (its
+ * pages are promised to that file); 0 for none. */
+uint8_t cn_data_head_for_moves(const cairn *fs)
+{
+    uint32_t i, best = 0, room = 0;
+    if (fs->seg_count >= 64u)
+        return 0;
+    for (i = 0; i < fs->data_heads; i++) {
+        const struct cn_head *hd = &fs->head[CN_H_DATA + i];
+        if (need_segment(fs, CN_H_DATA + i, 1, 0) ||
+            (fs->segs[hd->seg].flags & (CN_SF_FAILING | CN_SF_EVICT)) ||
+            (fs->head_owner[i] != 0 && file_open(fs, fs->head_owner[i]) == 2))
+            continue;
+        if (fs->seg_pages - hd->page > room) {
+            room = fs->seg_pages - hd->page;
+            best = i + 1u;
+        }
+    }
+    return (uint8_t)best;
 }
 
 /* GC down at its floor with garbage all round: metadata took the room GC

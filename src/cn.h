@@ -436,6 +436,10 @@ struct cairn {
      * failing and the other full (ckpt.c next_slot); a writable mount that
      * fails so answers ROFS (fs.c mount_by). */
     uint8_t ckpt_nowhere;
+    /* GC's (struct cn_gc has no byte to spare): 0, or 1 + the data head a
+     * writer's last try moves the victim into, while that head's open
+     * segment has room (gc.c fits_into_data, alloc.c resolve) */
+    uint8_t gc_into_data;
 };
 
 /* device.c */
@@ -567,6 +571,7 @@ int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t fpage,
 int cn_meta_room(cairn *fs, uint32_t extra);
 int cn_heads_check(cairn *fs);
 int cn_gc_fits(cairn *fs, uint32_t live, uint32_t log_segs, uint32_t nodes, int at_once);
+uint8_t cn_data_head_for_moves(const cairn *fs);
 int cn_gc_squeeze_fits(cairn *fs, uint32_t live, uint32_t nodes, int keep);
 uint64_t cn_free_promise(const cairn *fs);
 uint32_t cn_reserved_segs(const cairn *fs);

@@ -341,12 +341,18 @@ static int alloc_fs(struct vol *v)
     return 0;
 }
 
-static void make_config(struct vol *v, int read_only)
+/* The node cache of the tool's mounts; a read-only mount whose replay of
+ * the journal outgrows it (CAIRN_ERR_NOSPC: the nodes the records change
+ * stay in the cache) tries again with twice as many, up to the most. */
+#define VOL_CACHE_NODES 32u
+#define VOL_CACHE_NODES_MOST 16384u
+
+static void make_config(struct vol *v, int read_only, uint32_t cache_nodes)
 {
     memset(&v->cfg, 0, sizeof v->cfg);
     v->cfg.dev = v->dev;
     v->cfg.node_size = v->node_size;
-    v->cfg.cache_nodes = 32;
+    v->cfg.cache_nodes = cache_nodes;
     v->cfg.max_open = v->o.max_open ? v->o.max_open : 8;
     v->cfg.read_only = (uint8_t)(read_only != 0);
 }
@@ -364,7 +370,7 @@ int vol_format(struct vol *v)
     int err;
     if (alloc_fs(v) < 0)
         return -1;
-    make_config(v, 0);
+    make_config(v, 0, VOL_CACHE_NODES);
     err = cairn_format(v->fs, &v->cfg);
     if (err)
         return cairn_fail(v, "format", err);
@@ -474,21 +480,36 @@ int vol_open(struct vol *v, const struct vol_opts *o, int read_only)
     return 0;
 }
 
-int vol_mount(struct vol *v, int read_only)
+/* cairn_mount with cache_nodes slots; 0 in *mem when out of memory. */
+static int mount_with(struct vol *v, int read_only, uint32_t cache_nodes, int *mem)
 {
-    int err;
-    if (alloc_fs(v) < 0)
-        return -1;
-    make_config(v, read_only);
+    make_config(v, read_only, cache_nodes);
     v->cfg.mem_size = cairn_mem_size(&v->cfg);
+    *mem = 1;
     if (v->cfg.mem_size > 0) { /* (0: a config mount refuses, and says why) */
         free(v->mem);
         v->mem = malloc(v->cfg.mem_size); /* aligned for any type: 8 at least */
+        *mem = v->mem != NULL;
         if (v->mem == NULL)
-            return fail(v, "out of memory");
+            return 0;
         v->cfg.mem = v->mem;
     }
-    err = cairn_mount(v->fs, &v->cfg);
+    return cairn_mount(v->fs, &v->cfg);
+}
+
+int vol_mount(struct vol *v, int read_only)
+{
+    uint32_t cache = VOL_CACHE_NODES;
+    int err, mem;
+    if (alloc_fs(v) < 0)
+        return -1;
+    err = mount_with(v, read_only, cache, &mem);
+    while (mem && err == CAIRN_ERR_NOSPC && read_only && cache < VOL_CACHE_NODES_MOST) {
+        cache *= 2u;
+        err = mount_with(v, read_only, cache, &mem);
+    }
+    if (!mem)
+        return fail(v, "out of memory");
     if (err == CAIRN_ERR_ROFS && !read_only)
         return fail(v, "mount: %s (%s): the volume can no longer be written (a worn-out "
                        "chip); its files still read through a read-only mount",

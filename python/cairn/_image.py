@@ -24,7 +24,7 @@ import stat as _stat
 import warnings
 from collections.abc import Iterator, Mapping
 
-from ._errors import Err, Error, SimError
+from ._errors import Err, Error, NoSpaceError, SimError
 from ._ffi import ffi, lib
 from ._fs import FS, NAME_MAX, O_CREAT, O_TRUNC, O_WRONLY, CheckReport, FsInfo, Info
 from ._probe import Hints, ImageError, detect, fit_write_unit
@@ -35,6 +35,7 @@ FILE_MAX = 0x7FFFFFFF  # cairn's largest file
 MARKER_BYTES = 2  # NAND OOB bytes before cairn's spare area
 # The tool's mount: cairn_config fields that shape what is written.
 MOUNT_CONFIG = {"cache_nodes": 32, "max_open": 8}
+MOUNT_CACHE_MOST = 16384  # slots a read-only mount may grow its cache to
 
 _MEDIA = {"nor": Medium.NOR, "nand": Medium.NAND, "block": Medium.BLOCK, "sd": Medium.BLOCK,
           "emmc": Medium.BLOCK}
@@ -450,11 +451,14 @@ class Image:
             raise
 
     def _settle(self) -> None:
-        """Unmount (a clean checkpoint on the device) before the bytes are taken."""
+        """Unmount (a clean checkpoint on the device) before the bytes are taken;
+        a mount abandoned through image.fs.abandon() (a power cut) leaves the
+        bytes as the cut left them."""
         self._live()
         if self._fs is not None:
             fs, self._fs = self._fs, None
-            fs.unmount()
+            if fs.mounted:
+                fs.unmount()
 
     # ---- geometry ----
     @property
@@ -491,8 +495,19 @@ class Image:
         if self._fs is not None:
             self._fs.unmount()
             self._fs = None
-        fs = FS(self._sim, node_size=self._node_size, read_only=not write, **MOUNT_CONFIG)
-        fs.mount()
+        cache = MOUNT_CONFIG["cache_nodes"]
+        while True:
+            fs = FS(self._sim, node_size=self._node_size, read_only=not write,
+                    **{**MOUNT_CONFIG, "cache_nodes": cache})
+            try:
+                fs.mount()
+                break
+            except NoSpaceError:
+                # a read-only replay keeps the nodes the journal changes in the
+                # cache: one too small for it says NOSPC (tools/vol.c does the same)
+                if write or cache >= MOUNT_CACHE_MOST:
+                    raise
+                cache *= 2
         self._fs, self._fs_rw = fs, write
         return fs
 

@@ -1114,71 +1114,171 @@ static void small_files_run(const struct geo *g)
  * new file once the removes had left many dirty nodes (each victim's count
  * carries them), and the new file took 24,576 of 175,785 bytes freed on
  * 512 KiB of nor-w25q128 (tar on the FUSE mount; DESIGN.md "Session 41"),
- * until one more remove. Returns 1 when the check failed. */
+ * until one more remove. Returns 1 when the check failed.
+ * With `tar` (session 42), as tar extracts through the FUSE mount: every
+ * file written in 4 KiB pieces and synced before its close, the fill going
+ * on past refusals (to twice the first), the files left short removed too,
+ * and the removed ones created again in the same order; they must take a
+ * quarter of what was freed. The code before passes these runs too; the
+ * trace of tar itself that it failed (11,411 of 175,785 bytes taken again)
+ * is replayed by python/tests/test_traces.py. */
 #define FREED_MAX 600
-static int freed_run(const struct geo *g, uint64_t order_seed, uint32_t cache_nodes)
+
+/* Creates `path` with `size` bytes in 4 KiB pieces, synced before its close
+ * (FUSE's flush), as tar through the mount writes it; returns the bytes the
+ * writes took (a refusal leaves the file short, as tar does). */
+static int32_t put_as_tar(struct tfs *t, const char *path, int32_t size, const uint8_t *b)
 {
-    struct tfs t;
-    char label[96], path[40];
-    static int32_t size[FREED_MAX];
-    static int order[FREED_MAX];
-    uint64_t rng = 0x7a12 + order_seed;
-    int32_t w, took = 0, freed = 0;
-    int n, k, fd, failed;
-    const uint8_t *b = wbuf(20480, 11);
-    snprintf(label, sizeof label, "%s freed, order %llu, %u cache slots", g->name,
-             (unsigned long long)order_seed, (unsigned)cache_nodes);
-    t_fs_init(&t, geo_sim(g, 3), 0);
-    t.cfg.cache_nodes = cache_nodes;
-    t_fs_format_mount(&t);
-    for (n = 0; n < FREED_MAX; n++) { /* sizes from 100 B to 20 KiB, log-uniform */
-        uint32_t bits = 7u + t_randn(&rng, 8);
-        size[n] = (int32_t)(100u + t_randn(&rng, 1u << bits) % 20380u);
+    int32_t took = 0, w;
+    int fd = cairn_open(t->fs, path, CAIRN_O_RDWR | CAIRN_O_CREAT | CAIRN_O_TRUNC);
+    if (fd < 0)
+        return -1;
+    while (took < size) {
+        w = cairn_write(t->fs, fd, b + took, size - took < 4096 ? size - took : 4096);
+        if (w <= 0)
+            break;
+        took += w;
+    }
+    if (cairn_file_sync(t->fs, fd) != 0 || cairn_close(t->fs, fd) != 0) {
+        (void)cairn_discard(t->fs, fd);
+        return -1; /* (how much stayed is read back by the caller) */
+    }
+    return took;
+}
+
+/* Fills the volume with files 0, 1, ... (sizes drawn into size[]); `tar`:
+ * goes on past refusals up to twice the first, and sets stored[] from what
+ * each file holds. Returns the number of files tried. */
+static int freed_fill(struct tfs *t, uint64_t *rng, int tar, int32_t *size, int32_t *stored,
+                      const uint8_t *b)
+{
+    char path[40];
+    int32_t w;
+    int n, fd, first_refused = FREED_MAX;
+    for (n = 0; n < FREED_MAX && n < 2 * first_refused; n++) { /* 100 B - 20 KiB, log-uniform */
+        uint32_t bits = 7u + t_randn(rng, 8);
+        struct cairn_info st;
+        size[n] = (int32_t)(100u + t_randn(rng, 1u << bits) % 20380u);
         if (n % 3 == 0) {
             sprintf(path, "/d%d", n / 3 % 48);
-            (void)cairn_mkdir(t.fs, path);
+            (void)cairn_mkdir(t->fs, path);
         }
         sprintf(path, "/d%d/file-%04d.txt", n / 3 % 48, n);
-        fd = cairn_open(t.fs, path, CAIRN_O_RDWR | CAIRN_O_CREAT | CAIRN_O_TRUNC);
+        if (tar) {
+            if (put_as_tar(t, path, size[n], b) != size[n] && first_refused == FREED_MAX)
+                first_refused = n;
+            stored[n] = cairn_stat(t->fs, path, &st) == 0 ? (int32_t)st.size : -1;
+            continue;
+        }
+        stored[n] = size[n];
+        fd = cairn_open(t->fs, path, CAIRN_O_RDWR | CAIRN_O_CREAT | CAIRN_O_TRUNC);
         if (fd < 0)
             break;
-        w = cairn_write(t.fs, fd, b, size[n]);
-        if (cairn_close(t.fs, fd) != 0 || w != size[n]) {
+        w = cairn_write(t->fs, fd, b, size[n]);
+        if (cairn_close(t->fs, fd) != 0 || w != size[n]) {
             if (fd >= 0)
-                (void)cairn_discard(t.fs, fd);
-            (void)cairn_remove(t.fs, path);
+                (void)cairn_discard(t->fs, fd);
+            (void)cairn_remove(t->fs, path);
             break;
         }
     }
-    for (k = 0; k < n / 2; k++)
-        order[k] = 2 * k;
-    for (k = n / 2 - 1; k > 0; k--) { /* shuffled */
+    return n;
+}
+
+/* A remount, and every file stat'ed and read back in 4 KiB pieces (what
+ * the oracle's compare does through FUSE; the node cache's order after it
+ * is what GC's choices on the next calls see). */
+static void freed_read_back(struct tfs *t, int n, const int32_t *stored, const uint8_t *b,
+                            const char *label)
+{
+    char path[40];
+    static uint8_t got[4096];
+    int k, fd, same = 1;
+    CHECK(t_fs_remount(t, label) == 0, "[%s] remount after the fill", label);
+    for (k = 0; k < n; k++) {
+        int32_t at = 0, r;
+        struct cairn_info st;
+        sprintf(path, "/d%d/file-%04d.txt", k / 3 % 48, k);
+        if (cairn_stat(t->fs, path, &st) != 0) {
+            same &= stored[k] < 0;
+            continue;
+        }
+        fd = cairn_open(t->fs, path, CAIRN_O_RDONLY);
+        same &= fd >= 0;
+        if (fd < 0)
+            continue;
+        while ((r = cairn_read(t->fs, fd, got, sizeof got)) > 0) {
+            same &= at + r <= stored[k] && memcmp(got, b + at, (size_t)r) == 0;
+            at += r;
+        }
+        same &= at == stored[k];
+        (void)cairn_close(t->fs, fd);
+    }
+    CHECK(same, "[%s] every file reads back what was written", label);
+}
+
+static int freed_run(const struct geo *g, uint64_t order_seed, uint32_t cache_nodes, int tar)
+{
+    struct tfs t;
+    char label[96], path[40];
+    static int32_t size[FREED_MAX], stored[FREED_MAX];
+    static int order[FREED_MAX];
+    uint64_t rng = 0x7a12 + order_seed;
+    int32_t w, took = 0, freed = 0;
+    int n, k, fd, failed, gone = 0;
+    const uint8_t *b = wbuf(20480, 11);
+    snprintf(label, sizeof label, "%s freed%s, order %llu, %u cache slots", g->name,
+             tar ? " as tar" : "", (unsigned long long)order_seed, (unsigned)cache_nodes);
+    t_fs_init(&t, geo_sim(g, 3), 0);
+    t.cfg.cache_nodes = cache_nodes;
+    t_fs_format_mount(&t);
+    n = freed_fill(&t, &rng, tar, size, stored, b);
+    if (tar) /* as real_programs.py: a remount, and every file read back */
+        freed_read_back(&t, n, stored, b, label);
+    for (k = 0; k < n; k++) /* every second file, and those left short */
+        if (stored[k] >= 0 && ((k % 2 == 0 && k < n / 2 * 2) || stored[k] != size[k]))
+            order[gone++] = k;
+    for (k = gone - 1; k > 0; k--) { /* shuffled */
         int j = (int)t_randn(&rng, (uint32_t)k + 1u), x = order[k];
         order[k] = order[j];
         order[j] = x;
     }
-    for (k = 0; k < n / 2; k++) {
+    for (k = 0; k < gone; k++) {
         int rc;
         sprintf(path, "/d%d/file-%04d.txt", order[k] / 3 % 48, order[k]);
         rc = cairn_remove(t.fs, path);
         CHECK(rc == 0, "[%s] remove %s: %s", label, path, t_errname(rc));
-        freed += size[order[k]];
+        freed += stored[order[k]];
     }
-    fd = cairn_open(t.fs, "/new", CAIRN_O_RDWR | CAIRN_O_CREAT);
-    CHECK(fd >= 0, "[%s] create /new: %s", label, t_errname(fd));
-    while (fd >= 0 && (w = cairn_write(t.fs, fd, b, 4096)) == 4096)
-        took += w;
-    if (fd >= 0 && w > 0)
-        took += w;
-    failed = took * 3 < freed;
-    CHECK(!failed, "[%s] %d files, %d removed (%d B): a new file took %d B (at least a third)",
-          label, n, n / 2, (int)freed, (int)took);
-    if (fd >= 0)
-        CHECK(cairn_close(t.fs, fd) == 0 || cairn_discard(t.fs, fd) == 0, "[%s] close", label);
+    if (tar) {
+        for (k = 0; k < gone; k++) {
+            sprintf(path, "/d%d/file-%04d.txt", order[k] / 3 % 48, order[k]);
+            w = put_as_tar(&t, path, size[order[k]], b);
+            took += w > 0 ? w : 0;
+        }
+    } else {
+        fd = cairn_open(t.fs, "/new", CAIRN_O_RDWR | CAIRN_O_CREAT);
+        CHECK(fd >= 0, "[%s] create /new: %s", label, t_errname(fd));
+        while (fd >= 0 && (w = cairn_write(t.fs, fd, b, 4096)) == 4096)
+            took += w;
+        if (fd >= 0 && w > 0)
+            took += w;
+        if (fd >= 0)
+            CHECK(cairn_close(t.fs, fd) == 0 || cairn_discard(t.fs, fd) == 0, "[%s] close",
+                  label);
+    }
+    /* as tar, a quarter (real_programs.py's bound): its runs leave more of
+     * the garbage thin; at order 111 on nor-w25q128 the best victims were
+     * 40 of 64 pages live, gaining 24 pages against the 7 nodes (28 pages)
+     * their commit rewrites, and the removed files took 0.30 again */
+    failed = took * (tar ? 4 : 3) < freed;
+    CHECK(!failed, "[%s] %d files, %d removed (%d B): %s took %d B (at least %s)", label, n,
+          gone, (int)freed, tar ? "creating them again" : "a new file", (int)took,
+          tar ? "a quarter" : "a third");
     CHECK(t_fs_remount(&t, label) == 0 && t_fs_check(&t, label) == 0, "[%s] remounts clean",
           label);
-    printf("  [%s] %d files, %d removed (%d B), a new file took %d B\n", label, n, n / 2,
-           (int)freed, (int)took);
+    printf("  [%s] %d files, %d removed (%d B), %s took %d B\n", label, n, gone,
+           (int)freed, tar ? "creating them again" : "a new file", (int)took);
     t_fs_free(&t);
     return failed;
 }
@@ -1775,11 +1875,15 @@ int main(int argc, char **argv)
         /* orders 1-8, and 95, which failed on the code before (1 of 900
          * runs of orders 1-300; 32 slots: the tool's node cache) */
         uint64_t o, orders = only && argc > 2 ? strtoull(argv[2], NULL, 0) : 8;
+        uint64_t from = only && argc > 3 ? strtoull(argv[3], NULL, 0) : 1; /* (a hunt's) */
         int fails = 0, runs = 0;
         for (gi = 0; gi < sizeof freed_geos / sizeof freed_geos[0]; gi++)
-            for (o = 1; o <= orders + 1u; o++, runs++)
-                fails += freed_run(&freed_geos[gi], o <= orders ? o : 95u, 32u);
-        printf("  freed: %d of %d runs took less than a third of what was freed\n", fails, runs);
+            for (o = from; o <= orders + 1u; o++, runs += 2) {
+                fails += freed_run(&freed_geos[gi], o <= orders ? o : 95u, 32u, 0);
+                fails += freed_run(&freed_geos[gi], o <= orders ? o : 95u, 32u, 1);
+            }
+        printf("  freed: %d of %d runs took less than a third (as tar: a quarter) of what was "
+               "freed\n", fails, runs);
     }
     /* its own ctest entry (test_nospc_overwrite), so the two run side by side */
     if (only && strcmp(only, "overwrite") == 0) {

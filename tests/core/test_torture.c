@@ -52,6 +52,9 @@
  *   R9 (--falloc) A write inside what cairn_fallocate promised the open
  *      file does not fail with NOSPC (cairn.h), on however full a volume; a
  *      ring promised its capacity takes every append.
+ *   R10 (--ro-look) After a cut, a read-only mount (its cache grown while
+ *      NOSPC says the replay outgrows it) succeeds and shows exactly what
+ *      the recovery mount after it shows, writing nothing.
  *
  * Usage: test_torture [--geo NAME[,NAME...]|all] [--seed S] [--runs N] [--cuts N]
  *                     [--long] [--idle P] [--aged P] [--overwrite P] [--falloc P]
@@ -67,6 +70,9 @@
  *   --falloc  P% of the calls on an open file promise it room (R9), which
  *           it then fills as a data logger
  *   --ring  P% of the files created are ring files (R3 on their windows)
+ *   --ro-look  P% of the power-ons first mount read-only (its cache doubled
+ *           while the replay outgrows it): that view must equal the
+ *           recovered one (R10)
  *   --vary  each run draws data_heads, wear_spread and gc_step_pages
  *   --min-cuts  runs go on (seeds S+N, ...) until the cut points of each
  *           geometry reach this (make torture: 12,000 a geometry)
@@ -163,6 +169,8 @@ static uint32_t opt_falloc;
  * pages), written by appends of every size the workload draws, checked
  * against the oracle's windows. 0: every seed's stream is unchanged. */
 static uint32_t opt_ring;
+/* --ro-look P: P% of the power-ons first mount read-only and look (R10) */
+static uint32_t opt_ro_look;
 /* --vary: each run draws the settings a user may choose besides the cache:
  * data heads 1-8, a wear spread of 1-30 (1: static wear levelling moves data
  * all the time), a GC step of 1-256 pages. Off: streams unchanged. */
@@ -295,7 +303,8 @@ static csim *make_sim(const struct geo_def *g, uint64_t seed)
 struct stats {
     uint64_t runs, failed_runs, cuts, cuts_prefix, cuts_random, cuts_empty, cuts_none, pulls, remounts,
         mount_cuts, brownouts, early_cuts, io_reboots, nospc, injected, leak_checks,
-        format_refused, promises, promised_writes, rings, ring_writes, ring_wraps;
+        format_refused, promises, promised_writes, rings, ring_writes, ring_wraps, ro_looks,
+        ro_slots_max;
 };
 
 /* ------------------------------------------------------------------ runs */
@@ -398,6 +407,8 @@ static int fail(struct run *r, const char *kind, const char *fmt, ...)
         printf(" --falloc %u", (unsigned)opt_falloc);
     if (opt_ring)
         printf(" --ring %u", (unsigned)opt_ring);
+    if (opt_ro_look)
+        printf(" --ro-look %u", (unsigned)opt_ro_look);
     if (opt_vary)
         printf(" --vary");
     if (opt_kinds != 0x1F) {
@@ -629,14 +640,117 @@ static int verify_live(struct run *r)
 
 static int do_mount(struct run *r) { return cairn_mount(r->fs, &r->cfg); }
 
+/* R10 (--ro-look): after a cut, a read-only mount shows what the recovery
+ * mount will (it replays the journal in RAM and writes nothing). Its cache
+ * starts at the run's and doubles while the replay outgrows it (NOSPC: the
+ * nodes the records change stay in the cache); any other refusal, but an
+ * injected I/O failure, fails the run. Fills v; 1 when there is nothing to
+ * compare (an injected failure). */
+static int read_only_look(struct run *r, struct to_view *v)
+{
+    static char why[16384];
+    struct cairn_config cfg = r->cfg;
+    uint32_t slots = cfg.cache_nodes ? cfg.cache_nodes : 16u;
+    uint64_t ops = ops_now(r);
+    int rc;
+    cfg.read_only = 1;
+    cfg.mem = NULL; /* (the core's own, sized for each try) */
+    cfg.mem_size = 0;
+    for (;;) {
+        cfg.cache_nodes = slots;
+        rc = cairn_mount(r->fs, &cfg);
+        if (rc != CAIRN_ERR_NOSPC || slots >= 16384u)
+            break;
+        slots *= 2u;
+    }
+    if (rc == CAIRN_ERR_IO && r->failures)
+        return 1;
+    if (rc)
+        return fail(r, "read-only mount", "a read-only mount after a power cut, %u cache "
+                    "slots: %d %s", (unsigned)slots, rc, t_errname(rc));
+    r->st->ro_looks++;
+    if (slots > r->st->ro_slots_max)
+        r->st->ro_slots_max = slots;
+    rc = gather(r, v, why, sizeof why);
+    if (rc && !(rc == CAIRN_ERR_IO && r->failures))
+        return fail(r, "read-only read", "%s", why);
+    if (cairn_unmount(r->fs) != 0 && !r->failures)
+        return fail(r, "read-only mount", "its unmount failed");
+    if (ops_now(r) != ops)
+        return fail(r, "read-only mount", "it programmed or erased %llu times",
+                    (unsigned long long)(ops_now(r) - ops));
+    return rc ? 1 : 0;
+}
+
+/* R10: the recovered volume shows what the read-only mount before it did. */
+static int same_as_read_only(struct run *r, const struct to_view *ro)
+{
+    static char why[16384];
+    struct to_view *v = (struct to_view *)calloc(1, sizeof *v);
+    uint32_t i;
+    int rc, same;
+    if (!v)
+        t_fatal("out of memory");
+    rc = gather(r, v, why, sizeof why);
+    same = rc == 0 && v->n == ro->n && !v->overflow && !ro->overflow;
+    for (i = 0; same && i < v->n; i++) {
+        const struct to_seen *a = &v->e[i], *b = &ro->e[i];
+        same = strcmp(a->path, b->path) == 0 && a->type == b->type && a->size == b->size &&
+               (a->type != TO_FILE || a->size == 0 || memcmp(a->data, b->data, (size_t)a->size) == 0);
+        if (!same)
+            snprintf(why, sizeof why, "first difference at entry %u: %s (%ld B) read-only, %s "
+                     "(%ld B) recovered", (unsigned)i, b->path, (long)b->size, a->path,
+                     (long)a->size);
+    }
+    if (rc == 0 && i == v->n && !same)
+        snprintf(why, sizeof why, "%u entries read-only, %u recovered", (unsigned)ro->n,
+                 (unsigned)v->n);
+    to_view_free(v);
+    free(v);
+    if (rc == CAIRN_ERR_IO && r->failures)
+        return OUT_OK;
+    return same ? OUT_OK : fail(r, "read-only view", "%s", why);
+}
+
+static int power_cycle_mount(struct run *r, uint32_t cuts_in_mount);
+
 /* Power on and mount, with `cuts_in_mount` cuts placed inside the mount
- * first (each interrupted mount is retried); then verify. */
+ * first (each interrupted mount is retried); then verify. With --ro-look
+ * (R10) a read-only mount looks first. */
 static int power_cycle(struct run *r, uint32_t cuts_in_mount)
 {
-    uint32_t attempt, io_retries = 0;
+    struct to_view *ro = NULL;
     int rc = 0;
     r->mounted = 0;
     r->nh = 0;
+    if (opt_ro_look && rnd(r, 100) < opt_ro_look) {
+        ro = (struct to_view *)calloc(1, sizeof *ro);
+        if (!ro)
+            t_fatal("out of memory");
+        csim_power_on(r->sim);
+        rc = read_only_look(r, ro);
+        if (rc != 0) {
+            to_view_free(ro);
+            free(ro);
+            ro = NULL;
+            if (rc != 1)
+                return rc;
+        }
+    }
+    rc = power_cycle_mount(r, cuts_in_mount);
+    if (rc == OUT_OK && ro)
+        rc = same_as_read_only(r, ro);
+    if (ro) {
+        to_view_free(ro);
+        free(ro);
+    }
+    return rc;
+}
+
+static int power_cycle_mount(struct run *r, uint32_t cuts_in_mount)
+{
+    uint32_t attempt, io_retries = 0;
+    int rc = 0;
     for (attempt = 0; attempt < 16; attempt++) {
         csim_power_on(r->sim);
         if (attempt < cuts_in_mount)
@@ -2498,6 +2612,8 @@ int main(int argc, char **argv)
             opt_falloc = (uint32_t)strtoul(argv[++a], NULL, 0);
         else if (strcmp(argv[a], "--ring") == 0 && a + 1 < argc)
             opt_ring = (uint32_t)strtoul(argv[++a], NULL, 0);
+        else if (strcmp(argv[a], "--ro-look") == 0 && a + 1 < argc)
+            opt_ro_look = (uint32_t)strtoul(argv[++a], NULL, 0);
         else if (strcmp(argv[a], "--vary") == 0)
             opt_vary = 1;
         else if (strcmp(argv[a], "--scenario") == 0 && a + 1 < argc)
@@ -2584,6 +2700,10 @@ int main(int argc, char **argv)
             printf("%-16s rings created %llu, ring writes %llu (%llu past the capacity)\n",
                    g->name, (unsigned long long)st.rings, (unsigned long long)st.ring_writes,
                    (unsigned long long)st.ring_wraps);
+        if (opt_ro_look)
+            printf("%-16s read-only looks after a cut %llu (R10), most cache slots a replay "
+                   "took %llu\n", g->name, (unsigned long long)st.ro_looks,
+                   (unsigned long long)st.ro_slots_max);
         fflush(stdout);
     }
     if (!any) {

@@ -73,6 +73,8 @@ usage: real_programs.py CAIRN WORKDIR [SCENARIO-FILTER [VOLUME-FILTER]]
   SCENARIO-FILTER, VOLUME-FILTER: substrings ("sqlite-wal", "nand")
   env RP_SEED (default 1): the seed of every random choice
   env RP_USABILITY=warn: USABILITY findings do not fail the run
+  env RP_FUSE_DEBUG=1: the mount runs with -o debug, every FUSE call in its
+      log (tests/tool/fuse_trace.py makes a trace of it to replay)
 Exit 0 all passed, 1 a fault (the image, mount log and oracle of each fault
 are saved under WORKDIR/faults/), 77 skipped (no FUSE).
 """
@@ -152,7 +154,8 @@ class Mount:
             f.write("=== mount %d (t=%.1f)\n" % (self.n, time.time() - T0))
         lf = open(self.logpath, "a")
         self.kill_sent = False
-        self.proc = subprocess.Popen([CAIRN, "mount", "-f", self.img, self.mnt],
+        debug = ["-o", "debug"] if os.environ.get("RP_FUSE_DEBUG") else []
+        self.proc = subprocess.Popen([CAIRN, "mount", "-f"] + debug + [self.img, self.mnt],
                                      stdout=lf, stderr=lf)
         lf.close()
         for _ in range(3000):
