@@ -789,8 +789,9 @@ static int recover(cairn *fs)
                    ? err
                    : CAIRN_ERR_CORRUPT;
     fs->log.seq += n;
+    /* (a lookup pins up to height nodes: tree.c leave_room) */
     if (fs->read_only)
-        return 0;
+        return cn_cache_evictable(fs) < fs->height ? CAIRN_ERR_NOSPC : 0;
     cn_ckpt_first_of_session(fs, 1);
     err = cn_log_restart(fs, CN_RECOVERY_SEGS);
     if (!err)

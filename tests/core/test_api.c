@@ -885,8 +885,9 @@ static void s_two_handles(void)
  * its records change stays dirty in the node cache, since nothing may be
  * written. 400 files created in 20 directories (their entries spread over
  * the tree's leaves) and synced, then a cut before the journal's commit:
- * a read-only mount with a cache too small for the replay must say NOSPC
- * (the data is sound: not CORRUPT, as it said before session 42, where
+ * a read-only mount (12 slots, 13, ... doubling past 64) with a cache too
+ * small for the replay, or for a lookup after it, must say NOSPC (the data
+ * is sound: not CORRUPT, as it said before session 42, where
  * `cairn fsck` of a SIGKILLed tar run on 1 MiB of nor-m25p16 refused the
  * volume), a larger cache must read every file, programming and erasing
  * nothing, and a writable mount must then recover it. */
@@ -915,7 +916,7 @@ static void s_readonly_replay(void)
     mem_size = t.cfg.mem_size;
     t.cfg.mem = NULL; /* cairn's, sized for each cache and freed by the unmount */
     t.cfg.mem_size = 0;
-    for (cache = 12; cache <= 4096 && !worked; cache *= 2) {
+    for (cache = 12; cache <= 4096 && !worked; cache += cache < 64 ? 1u : cache) {
         t.cfg.read_only = 1;
         t.cfg.cache_nodes = cache;
         rc = t_fs_mount(&t);
