@@ -58,7 +58,7 @@
  *
  * Usage: test_torture [--geo NAME[,NAME...]|all] [--seed S] [--runs N] [--cuts N]
  *                     [--long] [--idle P] [--aged P] [--overwrite P] [--falloc P]
- *                     [--ring P] [--vary] [--kinds K,...]
+ *                     [--ring P] [--ro-look P] [--vary] [--kinds K,...]
  *                     [--verbose] [--list]
  *                     [--expect-failures] [--scenario double-tear|mount-cuts|anchor-wear]
  *                     [--find-smallest] [--regress [P/N]]
@@ -644,8 +644,8 @@ static int do_mount(struct run *r) { return cairn_mount(r->fs, &r->cfg); }
  * mount will (it replays the journal in RAM and writes nothing). Its cache
  * starts at the run's and doubles while the replay outgrows it (NOSPC: the
  * nodes the records change stay in the cache); any other refusal, but an
- * injected I/O failure, fails the run. Fills v; 1 when there is nothing to
- * compare (an injected failure). */
+ * injected I/O failure, fails the run. Fills v; OUT_DOWN when there is
+ * nothing to compare (an injected failure). */
 static int read_only_look(struct run *r, struct to_view *v)
 {
     static char why[16384];
@@ -664,7 +664,7 @@ static int read_only_look(struct run *r, struct to_view *v)
         slots *= 2u;
     }
     if (rc == CAIRN_ERR_IO && r->failures)
-        return 1;
+        return OUT_DOWN;
     if (rc)
         return fail(r, "read-only mount", "a read-only mount after a power cut, %u cache "
                     "slots: %d %s", (unsigned)slots, rc, t_errname(rc));
@@ -679,7 +679,7 @@ static int read_only_look(struct run *r, struct to_view *v)
     if (ops_now(r) != ops)
         return fail(r, "read-only mount", "it programmed or erased %llu times",
                     (unsigned long long)(ops_now(r) - ops));
-    return rc ? 1 : 0;
+    return rc ? OUT_DOWN : OUT_OK;
 }
 
 /* R10: the recovered volume shows what the read-only mount before it did. */
@@ -729,11 +729,11 @@ static int power_cycle(struct run *r, uint32_t cuts_in_mount)
             t_fatal("out of memory");
         csim_power_on(r->sim);
         rc = read_only_look(r, ro);
-        if (rc != 0) {
+        if (rc != OUT_OK) {
             to_view_free(ro);
             free(ro);
             ro = NULL;
-            if (rc != 1)
+            if (rc != OUT_DOWN)
                 return rc;
         }
     }
@@ -2635,7 +2635,7 @@ int main(int argc, char **argv)
             return 0;
         } else {
             printf("usage: %s [--geo NAME|all] [--seed S] [--runs N] [--cuts N] [--min-cuts N] "
-                   "[--long] [--idle PCT] [--aged PCT] [--kinds random,early,brownout,mount,unmount] [--expect-failures] "
+                   "[--long] [--idle PCT] [--aged PCT] [--ro-look PCT] [--kinds random,early,brownout,mount,unmount] [--expect-failures] "
                    "[--verbose] [--list] [--scenario double-tear|mount-cuts|anchor-wear] "
                    "[--find-smallest] [--regress [P/N]]\n",
                    argv[0]);
