@@ -8,8 +8,9 @@
  * cairn_file_sync on a writable handle (so close reports NOSPC and IO
  * errors), release to cairn_close, fsyncdir to cairn_sync, and the FUSE
  * destroy (fusermount3 -u, SIGTERM) to cairn_unmount. cairn keeps no times,
- * permissions or links: utimens, chmod and chown succeed without doing
- * anything; link and symlink are not implemented (ENOSYS).
+ * permissions or links: the mount keeps times in memory for its session
+ * (fuse_times.h; utimens sets them there), chmod and chown succeed without
+ * doing anything; link and symlink are not implemented (ENOSYS).
  */
 #define _POSIX_C_SOURCE 200809L
 #define _FILE_OFFSET_BITS 64
@@ -17,6 +18,7 @@
 #define FUSE_USE_VERSION 31
 
 #include "cairn_fuse.h"
+#include "fuse_times.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -184,6 +186,34 @@ static void fill_stat(struct stat *st, const struct cairn_info *info)
         st->st_size = info->size;
         st->st_blocks = ((off_t)info->size + 511) / 512;
     }
+    ft_get(info->id, &st->st_mtim, &st->st_ctim);
+    st->st_atim = st->st_mtim;
+}
+
+/* The object at path, or its parent directory's (parent), changed. */
+static void changed_at(const char *path, int parent)
+{
+    struct cairn_info info;
+    char dir[CAIRN_PATH_MAX + 1];
+    const char *slash = strrchr(path, '/');
+    if (parent) {
+        size_t n = slash && slash != path ? (size_t)(slash - path) : 1u;
+        if (n > CAIRN_PATH_MAX)
+            return;
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+        path = dir;
+    }
+    if (cairn_stat(fs(), path, &info) == 0)
+        ft_changed(info.id);
+}
+
+/* The file open as fd changed. */
+static void changed_fd(int fd)
+{
+    struct cairn_info info;
+    if (cairn_fstat(fs(), fd, &info) == 0)
+        ft_changed(info.id);
 }
 
 static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
@@ -262,9 +292,15 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 
 static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
+    int err;
     begin_call();
     (void)mode;
-    return do_open(path, open_flags(fi->flags) | CAIRN_O_CREAT, fi);
+    err = do_open(path, open_flags(fi->flags) | CAIRN_O_CREAT, fi);
+    if (err == 0) {
+        changed_fd(fh_fd(fi));
+        changed_at(path, 1);
+    }
+    return err;
 }
 
 static int op_read(const char *path, char *buf, size_t size, off_t off,
@@ -307,6 +343,8 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off,
     r = cairn_write(fs(), fd, buf, (int32_t)size);
     if (r < 0)
         return to_errno(r);
+    if (r > 0)
+        changed_fd(fd);
     /* Fewer than size: the rest did not fit (the next write: ENOSPC). The
      * kernel passes a short count on to write(2), but the writeback of a
      * mmap'd page ignores it and reports success to msync and fsync: the
@@ -317,7 +355,7 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off,
     return r;
 }
 
-static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+static int truncate_file(const char *path, off_t size, struct fuse_file_info *fi)
 {
     struct cairn_info info;
     int fd, err, cerr;
@@ -349,6 +387,16 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
     if (err < 0)
         return to_errno(err);
     return cerr < 0 ? to_errno(cerr) : freed(0);
+}
+
+static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+    int err = truncate_file(path, size, fi);
+    if (err == 0 && fi)
+        changed_fd(fh_fd(fi));
+    if (err == 0)
+        changed_at(path, 0);
+    return err;
 }
 
 /* Is path a file libfuse renamed when it was unlinked while open? It
@@ -483,7 +531,10 @@ static int op_unlink(const char *path)
     err = cairn_stat(fs(), path, &info);
     if (err == 0 && info.type == CAIRN_TYPE_DIR)
         return -EISDIR;
-    return err < 0 ? to_errno(err) : freed(cairn_remove(fs(), path));
+    err = err < 0 ? to_errno(err) : freed(cairn_remove(fs(), path));
+    if (err == 0)
+        changed_at(path, 1);
+    return err;
 }
 
 static int op_rmdir(const char *path)
@@ -494,17 +545,26 @@ static int op_rmdir(const char *path)
     err = cairn_stat(fs(), path, &info);
     if (err == 0 && info.type != CAIRN_TYPE_DIR)
         return -ENOTDIR;
-    return err < 0 ? to_errno(err) : freed(cairn_remove(fs(), path));
+    err = err < 0 ? to_errno(err) : freed(cairn_remove(fs(), path));
+    if (err == 0)
+        changed_at(path, 1);
+    return err;
 }
 
 static int op_mkdir(const char *path, mode_t mode)
 {
+    int err;
     begin_call();
     (void)mode;
-    return to_errno(cairn_mkdir(fs(), path));
+    err = to_errno(cairn_mkdir(fs(), path));
+    if (err == 0) {
+        changed_at(path, 0);
+        changed_at(path, 1);
+    }
+    return err;
 }
 
-static int op_rename(const char *from, const char *to, unsigned int flags)
+static int rename_entry(const char *from, const char *to, unsigned int flags)
 {
     struct cairn_info info;
     g_call++;
@@ -518,6 +578,17 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
     if (is_unlinked(to) && !is_unlinked(from) && !flags)
         return note_hide(from, to);
     return freed(cairn_rename(fs(), from, to)); /* (over a file: frees it) */
+}
+
+static int op_rename(const char *from, const char *to, unsigned int flags)
+{
+    int err = rename_entry(from, to, flags);
+    if (err == 0) {
+        changed_at(from, 1);
+        changed_at(to, 1);
+        changed_at(to, 0);
+    }
+    return err;
 }
 
 static int op_statfs(const char *path, struct statvfs *sv)
@@ -544,11 +615,19 @@ static int op_statfs(const char *path, struct statvfs *sv)
 static int op_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
 {
     struct cairn_info info;
+    int err;
     begin_call();
-    (void)tv;
-    if (fi)
-        return 0;
-    return to_errno(cairn_stat(fs(), path, &info)); /* no times: only "exists" */
+    err = fi ? cairn_fstat(fs(), fh_fd(fi), &info) : CAIRN_ERR_BADF;
+    if (err == CAIRN_ERR_BADF)
+        err = cairn_stat(fs(), path, &info);
+    if (err < 0)
+        return to_errno(err);
+    /* (the access time is not kept) */
+    if (tv == NULL || tv[1].tv_nsec == UTIME_NOW)
+        ft_changed(info.id);
+    else if (tv[1].tv_nsec != UTIME_OMIT)
+        ft_set_mtime(info.id, &tv[1]);
+    return 0; /* kept in memory for this mount (fuse_times.h) */
 }
 
 static int op_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
@@ -575,6 +654,7 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
     (void)conn;
     g_served = 1;
+    ft_begin();
     cfg->use_ino = 1;
     cfg->entry_timeout = 1.0;
     cfg->attr_timeout = 1.0;
@@ -678,6 +758,7 @@ int cairn_fuse_mount(struct vol_opts *vo, const char *dir, const char *options, 
         fprintf(stderr, "cairn mount: %s\n", g_vol.err);
         rc = 2;
     }
+    ft_end();
     free(abs);
     return rc ? 2 : 0;
 }
