@@ -406,6 +406,40 @@ void cn_pay_reserved(cairn *fs, struct cn_file *f, uint32_t fpage, uint32_t got)
     f->resv_top = end;
 }
 
+static uint32_t delete_pages(const cairn *fs);
+
+/* Pages of the metadata head's open segment that user data may take in a
+ * call whose collection found no room (CN_CALL_FULL, space.c
+ * cn_space_for_user), when the data heads need a segment and the free
+ * segments are down at the user reserve: what is left beyond the tree's
+ * next flush with what a record may add (cn_meta_head_room) and a delete's
+ * nodes (delete_pages). No segment is taken for it, so every floor of the
+ * reserve stays as it was; what it costs is room the next nodes would have
+ * had, which then come from the segment users' nodes may take
+ * (CN_META_FLOOR), as a create's do at the reserve (space.c
+ * cn_space_for_records). Only on volumes under 64 segments, where that head
+ * takes GC's moved data anyway; on larger ones it holds nodes and
+ * short-lived pages apart from file data, and the reserve is a few percent
+ * of the volume. Only once collection failed: taken while GC could still
+ * collect, it deferred the collection until the next node flush took a
+ * segment, and the hard path then had two segments to make up (test_space's
+ * bounded NAND run, 32 segments: 129 pages moved in one call instead of
+ * 109). Before, a volume filled to NOSPC took no page more with most of that
+ * segment unused: one big file held 0.50 of 1 MiB of nor-m25p16, now 0.55
+ * (DESIGN.md "Session 43"). */
+uint32_t cn_meta_spare_for_data(const cairn *fs)
+{
+    const struct cn_head *m = &fs->head[CN_H_META];
+    uint32_t keep, left;
+    if (fs->seg_count >= 64u || !(fs->call_flags & CN_CALL_FULL) || fs->in_gc ||
+        fs->recovering || need_segment(fs, CN_H_META, 1, 0) ||
+        cn_free_segs(fs) < CN_RESERVE_SEGS + cn_reserved_segs(fs))
+        return 0;
+    keep = (fs->dirty_nodes + 2u * fs->height + 4u) * fs->node_pages + delete_pages(fs);
+    left = fs->seg_pages - m->page;
+    return left > keep ? left - keep : 0;
+}
+
 /* Pages for user data (garbage was collected, if needed, by cn_settle).
  * Short-lived pages (a partial tail page, which the next write copies again;
  * pages rewritten below the file's end, like an index at its head) go with
@@ -430,8 +464,13 @@ int cn_data_pages(cairn *fs, struct cn_file *f, int short_lived, uint32_t fpage,
             ? (unsigned)CN_H_META
             : data_head_of(fs, f->id);
     if (f->reserved == 0 && need_segment(fs, h, want, 0) &&
-        cn_free_segs(fs) <= CN_RESERVE_SEGS + cn_reserved_segs(fs))
-        return CAIRN_ERR_NOSPC; /* the free segments are promised to others */
+        cn_free_segs(fs) <= CN_RESERVE_SEGS + cn_reserved_segs(fs)) {
+        uint32_t spare = cn_meta_spare_for_data(fs);
+        if (spare == 0)
+            return CAIRN_ERR_NOSPC; /* the free segments are promised to others */
+        h = CN_H_META; /* the last room (cn_meta_spare_for_data) */
+        want = want < spare ? want : spare;
+    }
     /* a reserved file may take the segments held back for it */
     err = cn_head_pages(fs, h, want, 0, page_out, got);
     if (!err && f->reserved > 0)

@@ -412,7 +412,7 @@ struct cairn {
                               * gc.c): commit before the next record */
     uint8_t freeing;         /* enum cn_freeing: a delete's record (or an
                               * extent's, whose data is written) */
-    uint8_t call_first;      /* the current call begins the session (its first write) */
+    uint8_t call_flags;      /* CN_CALL_*: what the current call has met */
     /* NOR, anchors of several erase blocks: 1 + the anchor (0, 1) whose run
      * began at format with only the blocks of its slot 0 erased; its blocks
      * from its front on still hold what was there before (ckpt.c "partial
@@ -474,6 +474,9 @@ uint8_t *cn_slot_data(cairn *fs, uint32_t slot);
 void cn_cache_cow(cairn *fs, uint32_t slot);
 void cn_cache_drop(cairn *fs, uint32_t slot);
 #define CN_RA_SLOTS 2u /* node-cache slots a read-ahead may take */
+/* fs->call_flags, set afresh by every writing call (invariant.c cn_fs_ready) */
+#define CN_CALL_FIRST 1u /* the call begins the session (its first write) */
+#define CN_CALL_FULL 2u  /* the call's collection found no room (space.c) */
 const uint8_t *cn_ra_page(cairn *fs, uint32_t phys);
 int cn_ra_fill(cairn *fs, uint32_t phys, uint32_t pages);
 uint32_t cn_cache_evictable(const cairn *fs);
@@ -574,6 +577,7 @@ int cn_gc_fits(cairn *fs, uint32_t live, uint32_t log_segs, uint32_t nodes, int 
 uint8_t cn_data_head_for_moves(const cairn *fs);
 int cn_gc_squeeze_fits(cairn *fs, uint32_t live, uint32_t nodes, int keep);
 uint64_t cn_free_promise(const cairn *fs);
+uint32_t cn_meta_spare_for_data(const cairn *fs);
 uint32_t cn_reserved_segs(const cairn *fs);
 void cn_close_full_heads(cairn *fs);
 void cn_close_heads_in(cairn *fs, uint32_t s);

@@ -607,6 +607,8 @@ static int collect_for_data(cairn *fs, const struct cn_file *f)
     fs->own_reserved = 0;
     if (err == CAIRN_ERR_NOSPC && f->reserved > 0 && cn_free_segs(fs) > before)
         err = 0;
+    if (err == CAIRN_ERR_NOSPC && f->reserved == 0 && cn_meta_spare_for_data(fs) > 0)
+        err = 0; /* the retry takes the metadata head's spare pages (alloc.c) */
     return err;
 }
 

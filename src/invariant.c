@@ -169,7 +169,7 @@ int cn_fs_ready(cairn *fs, int write)
         fs->call_moved = 0;
         fs->call_hard = 0;
         fs->call_pages = 0;
-        fs->call_first = fs->session_pending;
+        fs->call_flags = fs->session_pending ? CN_CALL_FIRST : 0u;
     }
     return 0;
 }

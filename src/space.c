@@ -70,6 +70,8 @@ int cn_space_for_user(cairn *fs, int last)
             else if (cn_dead_segs(fs) > 0u)
                 err = cn_commit(fs);
         }
+        if (err == CAIRN_ERR_NOSPC)
+            fs->call_flags |= CN_CALL_FULL; /* (alloc.c cn_meta_spare_for_data) */
         if (err)
             return err;
     }
@@ -249,7 +251,7 @@ int cn_record_delete(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
  * meets the next writer again. */
 void cn_write_call_ends(cairn *fs)
 {
-    if (fs->read_only || fs->broken || fs->in_gc || fs->recovering || fs->call_first ||
+    if (fs->read_only || fs->broken || fs->in_gc || fs->recovering || (fs->call_flags & CN_CALL_FIRST) ||
         fs->call_erases > 0)
         return;
     if (cn_ckpt_erase_step(fs, 0) == 0 && fs->call_pages <= CN_LIGHT_PAGES)

@@ -309,13 +309,15 @@ static void age_run(int medium, uint64_t seed)
         /* a volume aged to its last pages may refuse even the new file */
         CHECK(fd >= 0 || fd == CAIRN_ERR_NOSPC, "[%s] open /zfill: %d %s", label, fd,
               t_errname(fd));
+        /* until a write takes nothing: a short write is not the end, since
+         * the collection of the next call may find room its own did not (a
+         * metadata head that took a segment for its nodes gives GC's moves
+         * room: session 43, alloc.c cn_meta_spare_for_data) */
         for (i = 0; fd >= 0 && i < 100000; i++) {
             n = cairn_write(t.fs, fd, pbuf(4096, 7), 4096);
-            if (n != 4096)
+            if (n <= 0)
                 break;
         }
-        if (n > 0 && n < 4096)
-            n = cairn_write(t.fs, fd, pbuf(4096, 7), 4096);
         nospc_end = n == CAIRN_ERR_NOSPC;
         CHECK(n == CAIRN_ERR_NOSPC, "[%s] the final fill ends with NOSPC: %ld %s", label,
               (long)n, t_errname(n));
@@ -1075,8 +1077,13 @@ int main(int argc, char **argv)
      * before that change: 195-304 moved, after it 174-308). NAND: 87 moved
      * and 108 beyond before the standby (anchor.c) took a segment, 93 and 112
      * after, 109 and 133 since GC counts a segment for a journal switch its
-     * records would cause (session 29: steps wait, the hard path does more) */
-    static const struct guard guards[2] = {{8, 330, 560}, {4, 120, 145}};
+     * records would cause (session 29: steps wait, the hard path does more).
+     * Session 43: the volume accepts 3,117,056 bytes in one file instead of
+     * 3,014,656 (a full volume's data may take the metadata head's spare
+     * pages), so the run fills to other sizes from its start: worst call 129
+     * moved and 154 beyond (2 erases, 66 calls on the hard path instead of
+     * 78, at most 2 erases a call instead of 3) */
+    static const struct guard guards[2] = {{8, 330, 560}, {4, 140, 170}};
     t_begin("test_space");
     printf("test_space: fill/age (10 volume-writes x scale %u), bounded work at 80%% full, "
            "wear (50 volume-writes x scale), cairn_gc, cairn_fallocate, data heads; NOR "
