@@ -420,13 +420,13 @@ static uint32_t delete_pages(const cairn *fs);
  * cn_space_for_records). Only on volumes under 64 segments, where that head
  * takes GC's moved data anyway; on larger ones it holds nodes and
  * short-lived pages apart from file data, and the reserve is a few percent
- * of the volume. Only once collection failed: taken while GC could still
- * collect, it deferred the collection until the next node flush took a
- * segment, and the hard path then had two segments to make up (test_space's
- * bounded NAND run, 32 segments: 129 pages moved in one call instead of
- * 109). Before, a volume filled to NOSPC took no page more with most of that
- * segment unused: one big file held 0.50 of 1 MiB of nor-m25p16, now 0.55
- * (DESIGN.md "Session 43"). */
+ * of the volume. Only once collection failed: these pages are the last
+ * room, not a way around collecting (taken first, they would put off the
+ * collection until the next node flush took a segment). Not below the
+ * reserve: a metadata segment opened there is the nodes' step of it. Before,
+ * a volume filled to NOSPC took no page more with most of that segment
+ * unused: one big file held 0.50 of 1 MiB of nor-m25p16, now 0.55 (DESIGN.md
+ * "Session 43"). */
 uint32_t cn_meta_spare_for_data(const cairn *fs)
 {
     const struct cn_head *m = &fs->head[CN_H_META];

@@ -251,8 +251,8 @@ int cn_record_delete(cairn *fs, uint8_t type, const uint8_t *p, uint32_t len)
  * meets the next writer again. */
 void cn_write_call_ends(cairn *fs)
 {
-    if (fs->read_only || fs->broken || fs->in_gc || fs->recovering || (fs->call_flags & CN_CALL_FIRST) ||
-        fs->call_erases > 0)
+    if (fs->read_only || fs->broken || fs->in_gc || fs->recovering ||
+        (fs->call_flags & CN_CALL_FIRST) || fs->call_erases > 0)
         return;
     if (cn_ckpt_erase_step(fs, 0) == 0 && fs->call_pages <= CN_LIGHT_PAGES)
         (void)cn_seg_erase_soon(fs);
