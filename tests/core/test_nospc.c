@@ -994,9 +994,9 @@ static int64_t fill_big(struct tfs *t, const char *label)
  * room (alloc.c cn_meta_spare_for_data). On the code before, the file held
  * exactly the rest on all four (1 MiB of nor-m25p16: 8 of 14 segments,
  * 524,288 B; now 573,440; 2 MiB 1,572,864 -> 1,622,016; nand-dhara 3 MiB
- * 1,966,080 -> 2,035,712; the SD-like volume's metadata head had no room
- * beyond what it keeps). The full volume must still check clean, read the
- * file back, remove it and take the rest again. */
+ * 1,966,080 -> 2,035,712; the SD-like volume's held no more). The full
+ * volume must still check clean, read the file back, remove it and take the
+ * rest again. */
 static void big_full(struct tfs *t, int64_t big, const char *label)
 {
     struct cairn_fsinfo fi;
@@ -1005,6 +1005,8 @@ static void big_full(struct tfs *t, int64_t big, const char *label)
     int64_t rest, again, at;
     int fd, rc = cairn_fs_stat(t->fs, &fi), same = 1;
     CHECK(rc == 0, "[%s] fs_stat: %d", label, rc);
+    /* the user reserve (CN_RESERVE_SEGS, 4), the journal's and the
+     * metadata head's segments */
     rest = (int64_t)fi.total_bytes - (int64_t)(4 + 2) * fi.block_size;
     CHECK(big >= rest, "[%s] one big file holds %lld B, at least the %lld B of the segments "
           "above the reserve and two heads", label, (long long)big, (long long)rest);

@@ -310,9 +310,10 @@ static void age_run(int medium, uint64_t seed)
         CHECK(fd >= 0 || fd == CAIRN_ERR_NOSPC, "[%s] open /zfill: %d %s", label, fd,
               t_errname(fd));
         /* until a write takes nothing: a short write is not the end, since
-         * the collection of the next call may find room its own did not (a
-         * metadata head that took a segment for its nodes gives GC's moves
-         * room: session 43, alloc.c cn_meta_spare_for_data) */
+         * the next call may take the metadata head's spare pages once its
+         * collection finds nothing (session 43, alloc.c
+         * cn_meta_spare_for_data: write 14 got 2,816 B, 15 and 16 took
+         * spare pages) */
         for (i = 0; fd >= 0 && i < 100000; i++) {
             n = cairn_write(t.fs, fd, pbuf(4096, 7), 4096);
             if (n <= 0)
